@@ -1,0 +1,30 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Both bootstrap their own virtualenv from the pinned lock file first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PKGS   := libs/common services/authz services/resource-api services/discovery platform
+
+.PHONY: run test unit install migrate clean
+
+$(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS))
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps $(foreach p,$(PKGS),-e $(p)) --config-settings editable_mode=compat
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m courseschool.platform run
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .data .pytest_cache

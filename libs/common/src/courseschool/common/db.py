@@ -1,0 +1,89 @@
+"""The asyncpg pool and the forward-only SQL migration runner.
+
+Each service owns a folder of migrations named `NNNN_name.sql`. `migrate` applies the
+ones not yet recorded in `schema_migrations`, each in its own transaction, under a
+Postgres advisory lock so that several replicas (or a Job and a pod) never race.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import asyncpg
+import msgspec
+
+from .logging import get_logger
+
+log = get_logger(__name__)
+
+_MIGRATION_LOCK = 0x636F7572  # "cour": one lock for every service's migrations
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+_CREATE_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    service    text        NOT NULL,
+    version    integer     NOT NULL,
+    name       text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (service, version)
+)
+"""
+_APPLIED = "SELECT version FROM schema_migrations WHERE service = $1"
+_RECORD = "INSERT INTO schema_migrations (service, version, name) VALUES ($1, $2, $3)"
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            name, schema="pg_catalog", encoder=lambda v: msgspec.json.encode(v).decode(),
+            decoder=msgspec.json.decode,
+        )
+
+
+async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection,
+        command_timeout=30, max_inactive_connection_lifetime=300,
+    )
+
+
+def migration_files(directory: Path) -> list[tuple[int, str, Path]]:
+    found = []
+    for path in sorted(directory.glob("*.sql")):
+        m = _NAME.match(path.name)
+        if not m:
+            raise ValueError(f"migration file name must be NNNN_name.sql: {path.name}")
+        found.append((int(m.group(1)), m.group(2), path))
+    versions = [v for v, _, _ in found]
+    if len(versions) != len(set(versions)):
+        raise ValueError(f"duplicate migration version in {directory}")
+    return found
+
+
+async def migrate(conn: asyncpg.Connection, service: str, directory: Path) -> list[str]:
+    """Apply pending migrations of `service`; return the names applied."""
+    applied_now: list[str] = []
+    await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+    try:
+        await conn.execute(_CREATE_TABLE)
+        done = {r["version"] for r in await conn.fetch(_APPLIED, service)}
+        for version, name, path in migration_files(directory):
+            if version in done:
+                continue
+            async with conn.transaction():
+                await conn.execute(path.read_text())
+                await conn.execute(_RECORD, service, version, name)
+            log.info("migration_applied", service=service, version=version, name=name)
+            applied_now.append(f"{version:04d}_{name}")
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+    return applied_now
+
+
+async def migrate_dsn(dsn: str, service: str, directory: Path) -> list[str]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        return await migrate(conn, service, directory)
+    finally:
+        await conn.close()

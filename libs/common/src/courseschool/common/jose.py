@@ -1,0 +1,130 @@
+"""JOSE helpers over joserfc: signing keys, their encryption at rest, JWT checks.
+
+Access tokens are JWTs per RFC 9068 (header `typ: at+jwt`, §2.1); §4 lists the
+checks a resource server makes, which `verify_access_token` performs.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, KeySet, RSAKey
+
+from .errors import InvalidTokenError
+from .secrets import new_token
+
+ACCESS_TOKEN_TYP = "at+jwt"
+ACCESS_TOKEN_ALGS = ("ES256",)
+ID_TOKEN_ALGS = ("RS256", "ES256")
+
+
+def generate_signing_key(alg: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A new key for `alg`: (kid, private JWK, public JWK)."""
+    kid = new_token(12)
+    params = {"kid": kid, "alg": alg, "use": "sig"}
+    if alg == "ES256":
+        key = ECKey.generate_key("P-256", parameters=params, private=True)
+    elif alg == "RS256":
+        key = RSAKey.generate_key(2048, parameters=params, private=True)
+    else:
+        raise ValueError(f"unsupported signing algorithm {alg}")
+    return kid, key.as_dict(private=True), key.as_dict(private=False)
+
+
+def decode_kek(value: str) -> bytes:
+    """The key-encryption key: 32 bytes, base64url (padding optional)."""
+    raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    if len(raw) != 32:
+        raise ValueError("KEY_ENCRYPTION_KEY must be 32 bytes, base64url-encoded")
+    return raw
+
+
+def new_kek() -> str:
+    return base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+
+
+class KeyEncryptor:
+    """AES-256-GCM encryption of private JWKs at rest; the kid is the associated data."""
+
+    def __init__(self, kek: bytes) -> None:
+        self._aead = AESGCM(kek)
+
+    def seal(self, kid: str, private_jwk: dict[str, Any]) -> bytes:
+        nonce = os.urandom(12)
+        return nonce + self._aead.encrypt(nonce, msgspec.json.encode(private_jwk), kid.encode())
+
+    def open(self, kid: str, sealed: bytes) -> dict[str, Any]:
+        return msgspec.json.decode(self._aead.decrypt(sealed[:12], sealed[12:], kid.encode()))
+
+
+def import_private(jwk_dict: dict[str, Any]) -> ECKey | RSAKey:
+    return (ECKey if jwk_dict["kty"] == "EC" else RSAKey).import_key(jwk_dict)
+
+
+def sign_jwt(claims: dict[str, Any], private_jwk: dict[str, Any], *, typ: str = "JWT") -> str:
+    header = {"alg": private_jwk["alg"], "kid": private_jwk["kid"], "typ": typ}
+    return jwt.encode(header, claims, import_private(private_jwk))
+
+
+def key_set(public_jwks: Iterable[dict[str, Any]]) -> KeySet:
+    return KeySet.import_key_set({"keys": list(public_jwks)})
+
+
+def unverified_header(token: str) -> dict[str, Any]:
+    """The JOSE header, for key selection only (never trusted for anything else)."""
+    try:
+        head = token.split(".", 1)[0]
+        return msgspec.json.decode(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except Exception:
+        raise InvalidTokenError("the access token is malformed") from None
+
+
+def verify_access_token(
+    token: str,
+    keys: KeySet,
+    *,
+    issuer: str,
+    audience: str | None,
+    now: int,
+    leeway: int = 30,
+) -> dict[str, Any]:
+    """Validate a JWT access token per RFC 9068 §4; return its claims.
+
+    `audience=None` skips the audience check (the authorization server's own
+    UserInfo endpoint accepts its tokens whatever resource they were bound to).
+    """
+    header = unverified_header(token)
+    typ = str(header.get("typ", "")).lower()
+    if typ not in (ACCESS_TOKEN_TYP, f"application/{ACCESS_TOKEN_TYP}"):
+        raise InvalidTokenError("the token is not an access token")
+    if header.get("alg") not in ACCESS_TOKEN_ALGS:
+        raise InvalidTokenError("the access token is signed with an algorithm that is not accepted")
+    try:
+        decoded = jwt.decode(token, keys, algorithms=list(ACCESS_TOKEN_ALGS))
+    except JoseError:
+        raise InvalidTokenError("the access token signature is invalid") from None
+    except (ValueError, TypeError, KeyError):
+        raise InvalidTokenError("the access token is malformed") from None
+    claims = decoded.claims
+    for name in ("iss", "sub", "aud", "exp", "iat", "jti", "client_id"):
+        if name not in claims:
+            raise InvalidTokenError(f"the access token lacks the {name} claim")
+    if claims["iss"] != issuer:
+        raise InvalidTokenError("the access token was issued by another issuer")
+    if audience is not None:
+        aud = claims["aud"]
+        if audience not in (aud if isinstance(aud, list) else [aud]):
+            raise InvalidTokenError("the access token is not meant for this resource")
+    if not isinstance(claims["exp"], int) or claims["exp"] + leeway <= now:
+        raise InvalidTokenError("the access token has expired")
+    nbf = claims.get("nbf", claims["iat"])
+    if not isinstance(nbf, int) or nbf - leeway > now:
+        raise InvalidTokenError("the access token is not valid yet")
+    return claims

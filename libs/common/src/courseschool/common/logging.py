@@ -1,0 +1,49 @@
+"""structlog set-up: JSON lines in production, pretty output in a terminal.
+
+A request id is bound per request (see `web.RequestIdMiddleware`) through
+contextvars, so every event of a request carries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+REDACTED_KEYS = frozenset(
+    {"password", "client_secret", "code", "code_verifier", "refresh_token", "access_token",
+     "id_token", "token", "authorization", "cookie", "secret"}
+)
+
+
+def _redact(_: object, __: str, event: dict) -> dict:
+    """Last line of defence: a secret-looking key never reaches the output."""
+    for key in list(event):
+        if key.lower() in REDACTED_KEYS:
+            event[key] = "[redacted]"
+    return event
+
+
+def configure_logging(level: str = "info", fmt: str = "auto") -> None:
+    use_console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
+    renderer = structlog.dev.ConsoleRenderer() if use_console else structlog.processors.JSONRenderer()
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _redact,
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    # Quiet the access log of uvicorn; our middleware logs requests with their id.
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    return structlog.get_logger(name)

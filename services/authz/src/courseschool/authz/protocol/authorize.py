@@ -1,0 +1,196 @@
+"""The authorization request, RFC 6749 §4.1.1, with PKCE (RFC 7636 §4.3), resource
+indicators (RFC 8707 §2) and the OpenID Connect parameters (OIDC Core §3.1.2.1).
+
+Validation happens in two phases (RFC 6749 §4.1.2.1): until the client and its
+redirect URI are known good, an error must not redirect anywhere
+(`UnsafeRequestError`, shown to the user as a page); after that, errors go back to
+the client's redirect URI (`AuthorizationError`, carrying `state`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from courseschool.common.errors import (
+    InvalidRequestError,
+    InvalidScopeError,
+    InvalidTargetError,
+    OAuthError,
+    RequestNotSupportedError,
+    RequestUriNotSupportedError,
+    UnsupportedResponseTypeError,
+)
+from courseschool.common.resource import canonical_resource
+from courseschool.common.scopes import parse_scope, unknown_scopes
+
+from . import pkce
+from .models import Client
+from .ports import ClientStore
+from .redirect_uris import find_redirect_uri
+
+PROMPTS = frozenset({"none", "login", "consent", "select_account"})
+MAX_STATE = 2048
+MAX_NONCE = 512
+MAX_SCOPE = 4096
+MAX_CLIENT_ID = 512
+
+Params = Mapping[str, Sequence[str]]
+
+
+class UnsafeRequestError(Exception):
+    """The client or redirect URI cannot be trusted: never redirect, show a page."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
+
+
+class AuthorizationError(Exception):
+    """An error to send back to the (validated) redirect URI."""
+
+    def __init__(self, error: OAuthError, redirect_uri: str, state: str | None) -> None:
+        super().__init__(error.description)
+        self.error = error
+        self.redirect_uri = redirect_uri
+        self.state = state
+
+
+class AuthorizationRequest(msgspec.Struct, frozen=True, kw_only=True):
+    client_id: str
+    redirect_uri: str
+    scope: list[str]
+    state: str | None
+    nonce: str | None
+    code_challenge: str
+    resource: str
+    prompt: frozenset[str]
+    max_age: int | None = None
+    login_hint: str | None = None
+
+
+def single(params: Params, name: str, *, unsafe: bool = False) -> str | None:
+    """RFC 6749 §3.1: parameters must not be repeated."""
+    values = params.get(name) or []
+    if len(values) > 1:
+        if unsafe:
+            raise UnsafeRequestError(f"the {name} parameter is repeated")
+        raise InvalidRequestError(f"the {name} parameter is repeated")
+    return values[0] if values else None
+
+
+async def validate_authorization_request(
+    params: Params, clients: ClientStore, *, known_resources: frozenset[str], default_resource: str
+) -> tuple[Client, AuthorizationRequest]:
+    client, redirect_uri = await _trusted_client_and_redirect(params, clients)
+    state_values = params.get("state") or []
+    state = state_values[0] if len(state_values) == 1 else None
+    try:
+        request = _validate_rest(params, client, redirect_uri, known_resources, default_resource)
+    except OAuthError as err:
+        raise AuthorizationError(err, redirect_uri, state) from None
+    return client, request
+
+
+async def _trusted_client_and_redirect(params: Params, clients: ClientStore) -> tuple[Client, str]:
+    client_id = single(params, "client_id", unsafe=True)
+    if not client_id or len(client_id) > MAX_CLIENT_ID:
+        raise UnsafeRequestError("the request has no valid client_id")
+    client = await clients.get(client_id)
+    if client is None or client.disabled:
+        raise UnsafeRequestError("the client is unknown or disabled")
+    redirect_uri = single(params, "redirect_uri", unsafe=True)
+    if not redirect_uri:
+        raise UnsafeRequestError("the request has no redirect_uri")
+    if not find_redirect_uri(redirect_uri, client.redirect_uris):
+        raise UnsafeRequestError("the redirect_uri is not registered for this client")
+    return client, redirect_uri
+
+
+def _validate_rest(
+    params: Params, client: Client, redirect_uri: str, known_resources: frozenset[str], default_resource: str
+) -> AuthorizationRequest:
+    for name, values in params.items():
+        if len(values) > 1 and name != "resource":
+            raise InvalidRequestError(f"the {name} parameter is repeated")
+    if single(params, "request") is not None:
+        raise RequestNotSupportedError("request objects are not supported")
+    if single(params, "request_uri") is not None:
+        raise RequestUriNotSupportedError("request_uri is not supported")
+    response_type = single(params, "response_type")
+    if not response_type:
+        raise InvalidRequestError("response_type is required")
+    if response_type != "code":
+        raise UnsupportedResponseTypeError("only response_type=code is supported")
+    response_mode = single(params, "response_mode")
+    if response_mode not in (None, "query"):
+        raise InvalidRequestError("only response_mode=query is supported")
+    state = single(params, "state")
+    if state is not None and len(state) > MAX_STATE:
+        raise InvalidRequestError(f"state must be at most {MAX_STATE} characters")
+    scope = _scope(single(params, "scope"))
+    challenge = pkce.check_challenge(single(params, "code_challenge"), single(params, "code_challenge_method"))
+    resource = _resource(params.get("resource") or [], known_resources, default_resource)
+    nonce = single(params, "nonce")
+    if nonce is not None and not (0 < len(nonce) <= MAX_NONCE):
+        raise InvalidRequestError(f"nonce must be 1 to {MAX_NONCE} characters")
+    return AuthorizationRequest(
+        client_id=client.client_id,
+        redirect_uri=redirect_uri,
+        scope=scope,
+        state=state,
+        nonce=nonce,
+        code_challenge=challenge,
+        resource=resource,
+        prompt=_prompt(single(params, "prompt")),
+        max_age=_max_age(single(params, "max_age")),
+        login_hint=(single(params, "login_hint") or None),
+    )
+
+
+def _scope(value: str | None) -> list[str]:
+    if not value or not value.strip():
+        raise InvalidRequestError("scope is required")
+    if len(value) > MAX_SCOPE:
+        raise InvalidRequestError("scope is too long")
+    names = parse_scope(value)
+    unknown = unknown_scopes(names)
+    if unknown:
+        raise InvalidScopeError(f"unknown scope: {' '.join(unknown[:5])}")
+    return names
+
+
+def _resource(values: Sequence[str], known: frozenset[str], default: str) -> str:
+    """RFC 8707 §2: absolute URI, no fragment; one known resource server here."""
+    if not values:
+        return default
+    canon = {canonical_resource(v) for v in values}
+    if None in canon:
+        raise InvalidTargetError("resource must be an absolute URI without fragment")
+    if len(canon) > 1:
+        raise InvalidTargetError("one resource per request")
+    (resource,) = canon
+    if resource not in known:
+        raise InvalidTargetError("the resource is unknown to this server")
+    return resource  # type: ignore[return-value]
+
+
+def _prompt(value: str | None) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    prompts = frozenset(value.split())
+    if not prompts or not prompts <= PROMPTS:
+        raise InvalidRequestError("prompt may hold none, login, consent or select_account")
+    if "none" in prompts and len(prompts) > 1:
+        raise InvalidRequestError("prompt=none cannot be combined with other values")
+    return prompts
+
+
+def _max_age(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > 9:
+        raise InvalidRequestError("max_age must be a non-negative integer")
+    return int(value)
+

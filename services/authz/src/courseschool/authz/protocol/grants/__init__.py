@@ -1,0 +1,1 @@
+"""One module per `grant_type` (RFC 6749 §4)."""

@@ -1,0 +1,74 @@
+"""The records protocol code works on. Frozen msgspec Structs, built by the stores."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Client(msgspec.Struct, frozen=True, kw_only=True):
+    client_id: str
+    client_name: str | None
+    redirect_uris: list[str]
+    token_endpoint_auth_method: str  # "none" | "client_secret_post"
+    grant_types: list[str]
+    response_types: list[str]
+    application_type: str
+    scope: str | None
+    id_token_signed_response_alg: str
+    secret_hash: bytes | None
+    is_integration: bool
+    client_id_issued_at: int
+    disabled: bool = False
+
+    @property
+    def is_public(self) -> bool:
+        return self.token_endpoint_auth_method == "none"
+
+
+class User(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    school_id: str
+    email: str
+    email_verified: bool
+    name: str
+    preferred_username: str
+    role: str
+    disabled: bool = False
+
+
+class AuthorizationCode(msgspec.Struct, frozen=True, kw_only=True):
+    grant_id: str
+    client_id: str
+    user_id: str
+    school_id: str
+    redirect_uri: str
+    code_challenge: str
+    scope: str
+    resource: str
+    nonce: str | None
+    auth_time: int
+    expires_at: int
+    consumed: bool
+
+
+class Grant(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    client_id: str
+    user_id: str
+    school_id: str
+    scope: str
+    resource: str
+    auth_time: int
+    created_at: int
+    revoked: bool
+
+
+class TokenResponse(msgspec.Struct, frozen=True, omit_defaults=True):
+    """RFC 6749 §5.1 field names exactly; `id_token` per OIDC Core §3.1.3.3."""
+
+    access_token: str
+    token_type: str
+    expires_in: int
+    scope: str
+    refresh_token: str | None = None
+    id_token: str | None = None

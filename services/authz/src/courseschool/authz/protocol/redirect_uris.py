@@ -1,0 +1,81 @@
+"""Redirect URIs of native clients.
+
+RFC 8252 §7.3: loopback redirects use `http` on a loopback IP literal; the server
+must allow any port at request time. §8.3 discourages `localhost`, but the interface
+accepts it (real clients register `http://localhost:<port>/callback`), so it is
+treated as loopback too. RFC 6749 §3.1.2: the URI is absolute and has no fragment.
+Administrator-made integrations may use fixed `https` callbacks (exact match).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import SplitResult, urlsplit
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "[::1]", "localhost"})
+MAX_REDIRECT_URI_LENGTH = 2000
+
+
+def _split(uri: str) -> SplitResult | None:
+    if not isinstance(uri, str) or not uri or len(uri) > MAX_REDIRECT_URI_LENGTH:
+        return None
+    if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in uri):
+        return None
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return None
+    return parts
+
+
+def _host(parts: SplitResult) -> str:
+    # netloc without user-info and port, lower-cased; IPv6 keeps its brackets.
+    host = parts.netloc.rpartition("@")[2].lower()
+    if host.startswith("["):
+        return host[: host.index("]") + 1] if "]" in host else host
+    return host.split(":")[0]
+
+
+def is_loopback_redirect_uri(uri: str) -> bool:
+    """True for `http://<loopback host>[:port][/path][?query]` with no fragment or user-info."""
+    parts = _split(uri)
+    if parts is None or "#" in uri:
+        return False
+    if parts.scheme != "http" or "@" in parts.netloc:
+        return False
+    return _host(parts) in LOOPBACK_HOSTS
+
+
+def is_https_redirect_uri(uri: str) -> bool:
+    """A fixed HTTPS callback, allowed only for integrations made by an administrator."""
+    parts = _split(uri)
+    if parts is None or "#" in uri or parts.scheme != "https" or "@" in parts.netloc:
+        return False
+    return bool(parts.hostname)
+
+
+def redirect_uri_matches(requested: str, registered: str) -> bool:
+    """Exact string match, except that a loopback URI's port may differ (RFC 8252 §7.3)."""
+    if requested == registered:
+        return True
+    if not (is_loopback_redirect_uri(requested) and is_loopback_redirect_uri(registered)):
+        return False
+    a, b = urlsplit(requested), urlsplit(registered)
+    return (
+        a.scheme == b.scheme
+        and _host(a) == _host(b)
+        and a.path == b.path
+        and a.query == b.query
+    )
+
+
+def find_redirect_uri(requested: str, registered: list[str]) -> bool:
+    return any(redirect_uri_matches(requested, r) for r in registered)
+
+
+def describe_redirect_host(uri: str) -> str:
+    """What the consent page says about where the code goes."""
+    if is_loopback_redirect_uri(uri):
+        return "an app on this computer"
+    parts = _split(uri)
+    return parts.hostname if parts and parts.hostname else uri

@@ -1,0 +1,114 @@
+"""Dynamic client registration, RFC 7591 §2 (metadata) and §3.2 (responses).
+
+Registration is open to native clients whose redirect URIs are loopback addresses
+(RFC 8252 §7.3). Fixed HTTPS callbacks exist only as integrations that an
+administrator creates; such a URI here is refused with `invalid_redirect_uri` and
+the request stores nothing. Clients never choose their own `client_id` or secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError
+from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
+
+from .redirect_uris import is_loopback_redirect_uri
+
+AUTH_METHODS = ("none", "client_secret_post")
+GRANT_TYPES = ("authorization_code", "refresh_token")
+RESPONSE_TYPES = ("code",)
+ID_TOKEN_ALGS = ("RS256", "ES256")
+MAX_REDIRECT_URIS = 10
+MAX_NAME_LENGTH = 200
+
+
+class ClientMetadata(msgspec.Struct, kw_only=True):
+    """The metadata a client sends (RFC 7591 §2). Members we do not use are ignored (§2)."""
+
+    redirect_uris: list[str] | None = None
+    client_name: str | None = None
+    application_type: str = "native"
+    token_endpoint_auth_method: str = "none"
+    grant_types: list[str] = msgspec.field(default_factory=lambda: list(GRANT_TYPES))
+    response_types: list[str] = msgspec.field(default_factory=lambda: list(RESPONSE_TYPES))
+    scope: str | None = None
+    id_token_signed_response_alg: str = "RS256"
+
+
+def parse_metadata(body: bytes) -> ClientMetadata:
+    try:
+        meta = msgspec.json.decode(body, type=ClientMetadata)
+    except msgspec.ValidationError as exc:
+        raise InvalidClientMetadataError(f"client metadata is invalid: {exc}") from None
+    except msgspec.DecodeError:
+        raise InvalidClientMetadataError("the request body must be a JSON object of client metadata") from None
+    return validate_metadata(meta)
+
+
+def validate_metadata(meta: ClientMetadata) -> ClientMetadata:
+    """Check every rule; return the metadata with defaults applied and scope normalised."""
+    _check_redirect_uris(meta.redirect_uris)
+    if meta.token_endpoint_auth_method not in AUTH_METHODS:
+        raise InvalidClientMetadataError(
+            f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}"
+        )
+    if not meta.grant_types or any(g not in GRANT_TYPES for g in meta.grant_types):
+        raise InvalidClientMetadataError(f"grant_types may only hold {', '.join(GRANT_TYPES)}")
+    if "authorization_code" not in meta.grant_types:
+        raise InvalidClientMetadataError("grant_types must include authorization_code")
+    if meta.response_types != ["code"]:
+        raise InvalidClientMetadataError("response_types must be [\"code\"]")
+    if meta.application_type != "native":
+        raise InvalidClientMetadataError(
+            "application_type must be native; web clients with fixed callbacks are registered integrations"
+        )
+    if meta.client_name is not None and not (0 < len(meta.client_name) <= MAX_NAME_LENGTH):
+        raise InvalidClientMetadataError(f"client_name must be 1 to {MAX_NAME_LENGTH} characters")
+    if meta.id_token_signed_response_alg not in ID_TOKEN_ALGS:
+        raise InvalidClientMetadataError(f"id_token_signed_response_alg must be one of {', '.join(ID_TOKEN_ALGS)}")
+    if meta.scope is not None:
+        names = parse_scope(meta.scope)
+        unknown = unknown_scopes(names)
+        if not names or unknown:
+            raise InvalidClientMetadataError(f"unknown scope: {' '.join(unknown) or '(empty)'}")
+        meta.scope = format_scope(names)
+    meta.grant_types = [g for g in GRANT_TYPES if g in meta.grant_types]
+    return meta
+
+
+def _check_redirect_uris(uris: list[str] | None) -> None:
+    if not uris:
+        raise InvalidRedirectUriError("redirect_uris must list at least one loopback URI")
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise InvalidRedirectUriError(f"at most {MAX_REDIRECT_URIS} redirect_uris may be registered")
+    for uri in uris:
+        if not is_loopback_redirect_uri(uri):
+            raise InvalidRedirectUriError(
+                "redirect URIs must be http on a loopback host (127.0.0.1, [::1] or localhost), "
+                "without fragment or user-info; fixed https callbacks are registered integrations"
+            )
+
+
+def registration_response(meta: ClientMetadata, *, client_id: str, issued_at: int, secret: str | None) -> dict[str, Any]:
+    """RFC 7591 §3.2.1: the registered metadata plus `client_id` and `client_id_issued_at`."""
+    out: dict[str, Any] = {
+        "client_id": client_id,
+        "client_id_issued_at": issued_at,
+        "redirect_uris": meta.redirect_uris,
+        "token_endpoint_auth_method": meta.token_endpoint_auth_method,
+        "grant_types": meta.grant_types,
+        "response_types": meta.response_types,
+        "application_type": meta.application_type,
+        "id_token_signed_response_alg": meta.id_token_signed_response_alg,
+    }
+    if meta.client_name is not None:
+        out["client_name"] = meta.client_name
+    if meta.scope is not None:
+        out["scope"] = meta.scope
+    if secret is not None:
+        out["client_secret"] = secret
+        out["client_secret_expires_at"] = 0  # §3.2.1: 0 means it does not expire
+    return out

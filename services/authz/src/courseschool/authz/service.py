@@ -1,0 +1,274 @@
+"""The authorization server's service layer: what the web handlers (and later the
+admin CLI) call. It wires protocol rules to the stores and holds no HTTP detail."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import asyncpg
+import msgspec
+import redis.asyncio as aioredis
+
+from courseschool.common.errors import (
+    AccessDeniedError,
+    ConsentRequiredError,
+    InvalidRequestError,
+    InvalidTokenError,
+    LoginRequiredError,
+    OAuthError,
+    UnsupportedGrantTypeError,
+)
+from courseschool.common.jose import KeyEncryptor, decode_kek, key_set, verify_access_token
+from courseschool.common.logging import get_logger
+from courseschool.common.resource import canonical_resource
+from courseschool.common.scopes import BY_NAME, format_scope
+from courseschool.common.secrets import digest, new_token, same
+
+from .passwords import hash_password, needs_rehash, verify_password
+from .protocol import registration
+from .protocol.authorize import AuthorizationError, Params, validate_authorization_request
+from .protocol.clock import Clock, SystemClock
+from .protocol.consent import grantable, session_usable
+from .protocol.context import TokenContext
+from .protocol.grants import authorization_code
+from .protocol.models import Client, TokenResponse, User
+from .protocol.redirect_uris import describe_redirect_host
+from .protocol.token_request import authenticate_client, check_grant_type_allowed, parse_token_form
+from .protocol.tokens import TokenPolicy
+from .settings import AuthzSettings
+from .storage.clients import PgClientStore
+from .storage.grants import PgCodeStore, PgGrantStore
+from .storage.interactions import Interaction, RedisInteractionStore
+from .storage.keys import KeyRing, PgKeyStore
+from .storage.sessions import PgSessionStore
+from .storage.users import PgUserStore
+
+log = get_logger(__name__)
+
+GRANT_HANDLERS = {
+    authorization_code.GRANT_TYPE: authorization_code.exchange_code,
+}
+
+
+class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
+    client_name: str
+    redirect_host: str
+    user: User
+    granted: list[tuple[str, str]]  # (scope, description)
+    dropped: list[tuple[str, str]]
+
+
+class AuthzService:
+    def __init__(
+        self, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, *, clock: Clock | None = None
+    ) -> None:
+        if not settings.key_encryption_key:
+            raise ValueError("KEY_ENCRYPTION_KEY is required")
+        self.settings = settings
+        self.pool = pool
+        self.redis = redis
+        self.clock = clock or SystemClock()
+        self.clients = PgClientStore(pool)
+        self.users = PgUserStore(pool)
+        self.grants = PgGrantStore(pool)
+        self.codes = PgCodeStore(pool)
+        self.sessions = PgSessionStore(pool)
+        self.interactions = RedisInteractionStore(redis, settings.interaction_ttl)
+        self.keys = PgKeyStore(pool, KeyEncryptor(decode_kek(settings.key_encryption_key)))
+        self.ring: KeyRing | None = None
+        self.default_resource = canonical_resource(settings.base_url) or settings.base_url
+        extra = {canonical_resource(r) for r in settings.extra_resources.split()}
+        self.known_resources = frozenset({self.default_resource, *(r for r in extra if r)})
+        self.policy = TokenPolicy(
+            issuer=settings.issuer, access_token_ttl=settings.access_token_ttl, id_token_ttl=settings.id_token_ttl
+        )
+
+    async def start(self) -> None:
+        self.ring = await self.keys.ensure_active()
+
+    @property
+    def key_ring(self) -> KeyRing:
+        assert self.ring is not None, "AuthzService.start() was not awaited"
+        return self.ring
+
+    # -- registration (RFC 7591) ------------------------------------------------
+
+    async def register_client(self, body: bytes) -> dict[str, Any]:
+        meta = registration.parse_metadata(body)
+        secret = new_token() if meta.token_endpoint_auth_method == "client_secret_post" else None
+        now = self.clock.now()
+        client = await self.clients.create(
+            client_id=new_token(18), client_name=meta.client_name, redirect_uris=meta.redirect_uris or [],
+            token_endpoint_auth_method=meta.token_endpoint_auth_method, grant_types=meta.grant_types,
+            response_types=meta.response_types, application_type=meta.application_type, scope=meta.scope,
+            id_token_signed_response_alg=meta.id_token_signed_response_alg,
+            secret_hash=digest(secret) if secret else None, is_integration=False, now=now,
+        )
+        log.info("client_registered", client_id=client.client_id, auth_method=client.token_endpoint_auth_method)
+        return registration.registration_response(
+            meta, client_id=client.client_id, issued_at=client.client_id_issued_at, secret=secret
+        )
+
+    # -- authorization (RFC 6749 §4.1.1) ----------------------------------------
+
+    async def start_authorization(self, params: Params, session_id: str | None) -> tuple[Interaction, str]:
+        """Validate the request and open an interaction; raises UnsafeRequestError or
+        AuthorizationError. Returns the interaction and its browser-binding value."""
+        client, request = await validate_authorization_request(
+            params, self.clients, known_resources=self.known_resources, default_resource=self.default_resource
+        )
+        now = self.clock.now()
+        session = await self.sessions.get(session_id, now=now)
+        usable = session is not None and session_usable(request, auth_time=session.auth_time, now=now)
+        if "none" in request.prompt:
+            # OIDC Core §3.1.2.6: no page may be shown. Public clients always see the
+            # consent page, so without remembered consent this can only fail.
+            err: OAuthError = (
+                ConsentRequiredError("the user must approve this client")
+                if usable
+                else LoginRequiredError("the user is not signed in")
+            )
+            raise AuthorizationError(err, request.redirect_uri, request.state)
+        return await self.interactions.create(
+            request,
+            user_id=session.user_id if usable and session else None,
+            auth_time=session.auth_time if usable and session else None,
+        )
+
+    async def open_interaction(self, uid: str, binding: str | None) -> Interaction | None:
+        interaction = await self.interactions.get(uid)
+        if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
+            return None
+        return interaction
+
+    async def login(self, interaction: Interaction, email: str, password: str) -> str | None:
+        """Check the credentials; on success bind the user to the interaction and open a
+        login session, returning its id for the cookie. On failure record a message for
+        the page and return None."""
+        found = await self.users.get_for_login(email) if 0 < len(email) <= 320 else None
+        user, password_hash = found if found else (None, None)
+        ok = verify_password(password_hash, password[:1024])
+        if not ok or user is None or user.disabled:
+            log.info("login_failed", user_id=user.id if user else None, interaction=interaction.uid)
+            interaction.login_error = "The email or password is not right."
+            await self.interactions.save(interaction)
+            return None
+        if password_hash and needs_rehash(password_hash):
+            await self.users.set_password_hash(user.id, hash_password(password))
+        now = self.clock.now()
+        session_id = await self.sessions.create(user_id=user.id, auth_time=now, ttl=self.settings.session_ttl)
+        interaction.user_id, interaction.auth_time, interaction.login_error = user.id, now, None
+        await self.interactions.save(interaction)
+        log.info("login_succeeded", user_id=user.id, interaction=interaction.uid)
+        return session_id
+
+    async def consent_view(self, interaction: Interaction) -> ConsentView | None:
+        client = await self.clients.get(interaction.request.client_id)
+        user = await self.users.get(interaction.user_id) if interaction.user_id else None
+        if client is None or user is None:
+            return None
+        granted, dropped = grantable(interaction.request.scope, role=user.role, client=client)
+        return ConsentView(
+            client_name=client.client_name or "An unnamed application",
+            redirect_host=describe_redirect_host(interaction.request.redirect_uri),
+            user=user,
+            granted=[(s, BY_NAME[s].description) for s in granted],
+            dropped=[(s, BY_NAME[s].description) for s in dropped],
+        )
+
+    async def decide(self, uid: str, *, approve: bool) -> str:
+        """Finish the interaction (once); return the URL to send the browser to."""
+        interaction = await self.interactions.take(uid)
+        if interaction is None:
+            raise InvalidRequestError("this sign-in request has already been completed or has expired")
+        request = interaction.request
+        client = await self.clients.get(request.client_id)
+        user = await self.users.get(interaction.user_id) if interaction.user_id else None
+        if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None:
+            raise InvalidRequestError("this sign-in request is no longer valid")
+        if not approve:
+            log.info("consent_denied", user_id=user.id, client_id=client.client_id)
+            return error_redirect_url(
+                AccessDeniedError("the user denied the request"), request.redirect_uri, request.state,
+                self.settings.issuer,
+            )
+        granted, _ = grantable(request.scope, role=user.role, client=client)
+        if not granted:
+            return error_redirect_url(
+                AccessDeniedError("the user's role allows none of the requested scopes"), request.redirect_uri,
+                request.state, self.settings.issuer,
+            )
+        code = new_token()
+        now = self.clock.now()
+        grant = await self.grants.create_with_code(
+            client_id=client.client_id, user_id=user.id, school_id=user.school_id, scope=format_scope(granted),
+            resource=request.resource, auth_time=interaction.auth_time, code=code,
+            redirect_uri=request.redirect_uri, code_challenge=request.code_challenge, nonce=request.nonce,
+            code_expires_at=now + self.settings.code_ttl, now=now,
+        )
+        log.info("consent_given", user_id=user.id, client_id=client.client_id, grant_id=grant.id)
+        return redirect_url(request.redirect_uri, {"code": code, "state": request.state, "iss": self.settings.issuer})
+
+    # -- token endpoint (RFC 6749 §3.2) -----------------------------------------
+
+    def token_context(self) -> TokenContext:
+        return TokenContext(
+            clients=self.clients, users=self.users, codes=self.codes, grants=self.grants, signer=self.key_ring,
+            policy=self.policy, clock=self.clock, known_resources=self.known_resources,
+        )
+
+    async def token(self, form: Params) -> TokenResponse:
+        parsed = parse_token_form(form)
+        client = await authenticate_client(parsed, self.clients)
+        if not parsed.grant_type:
+            raise InvalidRequestError("grant_type is required")
+        handler = GRANT_HANDLERS.get(parsed.grant_type)
+        if handler is None:
+            raise UnsupportedGrantTypeError(f"grant_type {parsed.grant_type!r} is not supported")
+        check_grant_type_allowed(client, parsed.grant_type)
+        return await handler(parsed, client, self.token_context())
+
+    # -- bearer tokens at the authorization server (UserInfo) --------------------
+
+    async def verify_bearer(self, token: str) -> dict[str, Any]:
+        """An access token of ours, live: signature, issuer, expiry, grant not revoked."""
+        claims = verify_access_token(
+            token, key_set(self.key_ring.public_jwks), issuer=self.settings.issuer, audience=None,
+            now=self.clock.now(), leeway=0,
+        )
+        grant = await self.grants.get(str(claims.get("grant_id", "00000000-0000-0000-0000-000000000000")))
+        if grant is None or grant.revoked:
+            raise InvalidTokenError("the access token has been revoked")
+        return claims
+
+    async def userinfo(self, claims: dict[str, Any]) -> dict[str, Any]:
+        """OIDC Core §5.3: `sub` plus the claims the granted scopes allow (§5.4)."""
+        user = await self.users.get(claims["sub"])
+        if user is None or user.disabled:
+            raise InvalidTokenError("the user of this access token is no longer active")
+        scopes = set(str(claims.get("scope", "")).split())
+        out: dict[str, Any] = {"sub": user.id}
+        if "profile" in scopes:
+            out["name"] = user.name
+            out["preferred_username"] = user.preferred_username
+        if "email" in scopes:
+            out["email"] = user.email
+            out["email_verified"] = user.email_verified
+        return out
+
+
+def redirect_url(base: str, params: dict[str, str | None]) -> str:
+    """Add query parameters to a redirect URI, keeping its own query (RFC 6749 §3.1.2)."""
+    parts = urlsplit(base)
+    extra = urlencode({k: v for k, v in params.items() if v is not None})
+    query = f"{parts.query}&{extra}" if parts.query else extra
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def error_redirect_url(error: OAuthError, redirect_uri: str, state: str | None, issuer: str) -> str:
+    """RFC 6749 §4.1.2.1 with RFC 9207 `iss`."""
+    return redirect_url(
+        redirect_uri,
+        {"error": error.error, "error_description": error.description or None, "state": state, "iss": issuer},
+    )

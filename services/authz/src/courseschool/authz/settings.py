@@ -1,0 +1,29 @@
+"""Settings of the authorization server (environment variables, upper-cased names)."""
+
+from __future__ import annotations
+
+from courseschool.common.settings import BaseSettings
+
+
+class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
+    # 32 random bytes, base64url: seals private signing keys at rest. Required in
+    # production; the embedded default generates one and keeps it in its data folder.
+    key_encryption_key: str | None = None
+    access_token_ttl: int = 600
+    id_token_ttl: int = 600
+    code_ttl: int = 60
+    interaction_ttl: int = 900
+    session_ttl: int = 43200
+    # Extra resource identifiers tokens may be bound to, space-separated; the resource
+    # API at BASE_URL is always known.
+    extra_resources: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("access_token_ttl", "id_token_ttl", "code_ttl", "interaction_ttl", "session_ttl"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name.upper()} must be a positive number of seconds")
+
+    @property
+    def cookie_secure(self) -> bool:
+        return self.base_url.startswith("https://")

@@ -1,0 +1,1 @@
+"""Postgres stores (plain SQL next to its mapping) and the Redis interaction store."""

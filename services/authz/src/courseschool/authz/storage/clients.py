@@ -1,0 +1,57 @@
+"""Clients, in `authz_clients`."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from ..protocol.models import Client
+
+_COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
+    response_types, application_type, scope, id_token_signed_response_alg, secret_hash,
+    is_integration, extract(epoch FROM created_at)::bigint AS client_id_issued_at,
+    disabled_at IS NOT NULL AS disabled"""
+
+_GET = f"SELECT {_COLUMNS} FROM authz_clients WHERE client_id = $1"
+_INSERT = f"""
+INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method,
+    grant_types, response_types, application_type, scope, id_token_signed_response_alg,
+    secret_hash, is_integration, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12))
+RETURNING {_COLUMNS}
+"""
+
+
+def _row(row: asyncpg.Record) -> Client:
+    return Client(**dict(row))
+
+
+class PgClientStore:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def get(self, client_id: str) -> Client | None:
+        row = await self._pool.fetchrow(_GET, client_id)
+        return _row(row) if row else None
+
+    async def create(
+        self,
+        *,
+        client_id: str,
+        client_name: str | None,
+        redirect_uris: list[str],
+        token_endpoint_auth_method: str,
+        grant_types: list[str],
+        response_types: list[str],
+        application_type: str,
+        scope: str | None,
+        id_token_signed_response_alg: str,
+        secret_hash: bytes | None,
+        is_integration: bool,
+        now: int,
+    ) -> Client:
+        row = await self._pool.fetchrow(
+            _INSERT, client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
+            response_types, application_type, scope, id_token_signed_response_alg, secret_hash,
+            is_integration, now,
+        )
+        return _row(row)

@@ -1,0 +1,53 @@
+"""Pending interactions (an authorization request waiting for login and consent),
+kept in Redis with a time limit. Losing one only means the user starts again."""
+
+from __future__ import annotations
+
+import msgspec
+import redis.asyncio as aioredis
+
+from courseschool.common.secrets import digest, new_token
+
+from ..protocol.authorize import AuthorizationRequest
+
+_PREFIX = "authz:interaction:"
+
+
+class Interaction(msgspec.Struct, kw_only=True):
+    uid: str
+    request: AuthorizationRequest
+    csrf: str
+    browser_hash: bytes  # digest of the binding cookie set on this browser
+    user_id: str | None = None
+    auth_time: int | None = None
+    login_error: str | None = None
+
+
+class RedisInteractionStore:
+    def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
+        self._redis = redis
+        self._ttl = ttl
+
+    async def create(self, request: AuthorizationRequest, *, user_id: str | None, auth_time: int | None) -> tuple[Interaction, str]:
+        """Store a new interaction; return it and the browser-binding value for the cookie."""
+        binding = new_token()
+        interaction = Interaction(
+            uid=new_token(18), request=request, csrf=new_token(), browser_hash=digest(binding),
+            user_id=user_id, auth_time=auth_time,
+        )
+        await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl)
+        return interaction, binding
+
+    async def get(self, uid: str) -> Interaction | None:
+        if not uid or len(uid) > 64:
+            return None
+        raw = await self._redis.get(_PREFIX + uid)
+        return msgspec.msgpack.decode(raw, type=Interaction) if raw else None
+
+    async def save(self, interaction: Interaction) -> None:
+        await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl, xx=True)
+
+    async def take(self, uid: str) -> Interaction | None:
+        """Remove and return: an interaction completes at most once."""
+        raw = await self._redis.getdel(_PREFIX + uid)
+        return msgspec.msgpack.decode(raw, type=Interaction) if raw else None

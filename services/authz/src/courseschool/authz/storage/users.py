@@ -1,0 +1,63 @@
+"""Schools and users, in `authz_schools` and `authz_users`."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+
+from ..protocol.models import User
+
+_COLUMNS = """id::text, school_id::text, email, email_verified, name, preferred_username, role,
+    disabled_at IS NOT NULL AS disabled"""
+
+_GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
+_GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE lower(email) = lower($1)"
+_SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
+_INSERT_SCHOOL = """
+INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3)
+ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name
+RETURNING id::text
+"""
+_INSERT_USER = f"""
+INSERT INTO authz_users (id, school_id, email, email_verified, name, preferred_username, role, password_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING {_COLUMNS}
+"""
+
+
+class PgUserStore:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def get(self, user_id: str) -> User | None:
+        try:
+            uid = uuid.UUID(user_id)
+        except ValueError:
+            return None
+        row = await self._pool.fetchrow(_GET, uid)
+        return User(**dict(row)) if row else None
+
+    async def get_for_login(self, email: str) -> tuple[User, str] | None:
+        row = await self._pool.fetchrow(_GET_LOGIN, email)
+        if row is None:
+            return None
+        data = dict(row)
+        password_hash = data.pop("password_hash")
+        return User(**data), password_hash
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> None:
+        await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
+
+    async def upsert_school(self, *, slug: str, name: str, school_id: uuid.UUID | None = None) -> str:
+        return await self._pool.fetchval(_INSERT_SCHOOL, school_id or uuid.uuid4(), slug, name)
+
+    async def create(
+        self, *, school_id: str, email: str, name: str, preferred_username: str, role: str,
+        password_hash: str, email_verified: bool = True, user_id: uuid.UUID | None = None,
+    ) -> User:
+        row = await self._pool.fetchrow(
+            _INSERT_USER, user_id or uuid.uuid4(), uuid.UUID(school_id), email, email_verified, name,
+            preferred_username, role, password_hash,
+        )
+        return User(**dict(row))

@@ -1,0 +1,1 @@
+"""The HTTP layer of the authorization server: thin handlers over `AuthzService`."""

@@ -1,0 +1,62 @@
+"""The authorization server's Litestar application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+
+from courseschool.common.db import create_pool
+from courseschool.common.redis import create_redis
+from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, health_handlers
+
+from ..protocol.clock import Clock
+from ..service import AuthzService
+from ..settings import AuthzSettings
+from .handlers import ROUTES
+
+MAX_BODY = 64 * 1024
+
+
+def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litestar:
+    holder: dict[str, AuthzService] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        if not settings.database_url or not settings.redis_url:
+            raise RuntimeError("DATABASE_URL and REDIS_URL are required")
+        pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
+        redis = create_redis(settings.redis_url)
+        try:
+            service = AuthzService(settings, pool, redis, clock=clock)
+            await service.start()
+            holder["service"] = service
+            yield
+        finally:
+            holder.clear()
+            await redis.aclose()
+            await pool.close()
+
+    def provide_authz() -> AuthzService:
+        return holder["service"]
+
+    async def check_postgres() -> None:
+        await holder["service"].pool.fetchval("SELECT 1")
+
+    async def check_redis() -> None:
+        await holder["service"].redis.ping()
+
+    app = Litestar(
+        route_handlers=[*ROUTES, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+        dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[RequestIdMiddleware],
+        lifespan=[lifespan],
+        request_max_body_size=MAX_BODY,
+        openapi_config=OpenAPIConfig(title="Course School authorization server", version="1.0.0", path="/api/oauth/schema"),
+    )
+    app.state.holder = holder
+    return app

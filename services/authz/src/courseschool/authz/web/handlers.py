@@ -1,0 +1,239 @@
+"""Route handlers. Each one parses its input, calls `AuthzService`, and renders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post, route
+from litestar.datastructures import Cookie
+
+from courseschool.common.errors import (
+    InsufficientScopeError,
+    InvalidClientError,
+    InvalidClientMetadataError,
+    InvalidRequestError,
+    InvalidTokenError,
+    NotFoundError,
+    OAuthError,
+    bearer_challenge,
+)
+from courseschool.common.secrets import same
+from courseschool.common.web import NO_STORE
+
+from ..metadata import authorization_server_metadata, openid_configuration
+from ..protocol.authorize import AuthorizationError, UnsafeRequestError
+from ..service import AuthzService, error_redirect_url
+from .pages import STYLESHEET, error_page, render, see_other
+
+MAX_FORM_FIELD = 4096
+
+
+def _multi(items: Any) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key, value in items:
+        if isinstance(value, str):
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def _session_cookie_name(authz: AuthzService) -> str:
+    return "__Host-cs_session" if authz.settings.cookie_secure else "cs_session"
+
+
+def _binding_cookie(authz: AuthzService, uid: str, value: str, max_age: int) -> Cookie:
+    return Cookie(
+        key="cs_interaction", value=value, path=f"/oauth/interaction/{uid}", httponly=True,
+        secure=authz.settings.cookie_secure, samesite="lax", max_age=max_age,
+    )
+
+
+def _json(body: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers or {})
+
+
+# -- registration (RFC 7591 §3) -------------------------------------------------
+
+@post("/api/oauth/register", status_code=201)
+async def register(request: Request, authz: AuthzService) -> Response[bytes]:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        raise InvalidClientMetadataError("the request body must be application/json")
+    body = await request.body()
+    return _json(await authz.register_client(body), status=201, headers=NO_STORE)
+
+
+# -- authorization endpoint (RFC 6749 §3.1) --------------------------------------
+
+@route("/oauth/authorize", http_method=["GET", "POST"])
+async def authorize(request: Request, authz: AuthzService) -> Response[Any]:
+    if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
+        params = _multi((await request.form()).multi_items())
+    else:
+        params = _multi(request.query_params.multi_items())
+    try:
+        interaction, binding = await authz.start_authorization(
+            params, request.cookies.get(_session_cookie_name(authz))
+        )
+    except UnsafeRequestError as exc:
+        return error_page(exc.description)
+    except AuthorizationError as exc:
+        return see_other(error_redirect_url(exc.error, exc.redirect_uri, exc.state, authz.settings.issuer))
+    cookie = _binding_cookie(authz, interaction.uid, binding, authz.settings.interaction_ttl)
+    return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])
+
+
+# -- the interaction: login and consent pages ---------------------------------------
+
+EXPIRED = (
+    "This sign-in request has expired, was already completed, or was opened in another browser."
+)
+
+
+@get("/oauth/interaction/{uid:str}")
+async def interaction_page(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+    interaction = await authz.open_interaction(uid, request.cookies.get("cs_interaction"))
+    if interaction is None:
+        return error_page(EXPIRED)
+    if interaction.user_id is None:
+        client = await authz.clients.get(interaction.request.client_id)
+        return render(
+            "login.html", uid=uid, csrf=interaction.csrf, error=interaction.login_error,
+            client_name=(client.client_name if client and client.client_name else "An application"),
+            login_hint=interaction.request.login_hint or "",
+        )
+    view = await authz.consent_view(interaction)
+    if view is None:
+        return error_page(EXPIRED)
+    return render("consent.html", uid=uid, csrf=interaction.csrf, view=view, form_target=interaction.request.redirect_uri)
+
+
+async def _checked_form(uid: str, request: Request, authz: AuthzService) -> tuple[Any, dict[str, str]] | Response[Any]:
+    """The interaction, if the binding cookie and the CSRF token both match."""
+    interaction = await authz.open_interaction(uid, request.cookies.get("cs_interaction"))
+    if interaction is None:
+        return error_page(EXPIRED)
+    form = await request.form()
+    fields = {k: v for k, v in form.items() if isinstance(v, str) and len(v) <= MAX_FORM_FIELD}
+    if not same(fields.get("csrf", ""), interaction.csrf):
+        return error_page("The form was not sent from this page. Go back and try again.", status=403)
+    return interaction, fields
+
+
+@post("/oauth/interaction/{uid:str}/login")
+async def login_submit(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+    checked = await _checked_form(uid, request, authz)
+    if isinstance(checked, Response):
+        return checked
+    interaction, fields = checked
+    session_id = await authz.login(interaction, fields.get("email", "").strip(), fields.get("password", ""))
+    cookies = []
+    if session_id is not None:
+        cookies.append(
+            Cookie(
+                key=_session_cookie_name(authz), value=session_id, path="/", httponly=True,
+                secure=authz.settings.cookie_secure, samesite="lax", max_age=authz.settings.session_ttl,
+            )
+        )
+    return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
+
+
+@post("/oauth/interaction/{uid:str}/consent")
+async def consent_submit(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+    checked = await _checked_form(uid, request, authz)
+    if isinstance(checked, Response):
+        return checked
+    interaction, fields = checked
+    decision = fields.get("decision")
+    if interaction.user_id is None or decision not in ("approve", "deny"):
+        return error_page("Sign in and choose Allow or Deny.")
+    try:
+        location = await authz.decide(uid, approve=decision == "approve")
+    except InvalidRequestError as exc:
+        return error_page(exc.description)
+    expired = _binding_cookie(authz, uid, "", 0)
+    return see_other(location, cookies=[expired])
+
+
+@get("/oauth/assets/style.css")
+async def stylesheet() -> Response[bytes]:
+    return Response(STYLESHEET, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
+
+
+# -- token endpoint (RFC 6749 §3.2) -------------------------------------------------
+
+@post("/api/oauth/token")
+async def token(request: Request, authz: AuthzService) -> Response[bytes]:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        raise InvalidRequestError("the token request must be application/x-www-form-urlencoded")
+    if request.headers.get("authorization"):
+        raise InvalidClientError("HTTP authentication is not supported; use client_secret_post or none")
+    form = await request.form()
+    response = await authz.token(_multi(form.multi_items()))
+    return Response(msgspec.json.encode(response), media_type="application/json", headers=NO_STORE)
+
+
+# -- UserInfo (OIDC Core §5.3) and JWKS -----------------------------------------------
+
+def _bearer(request: Request) -> str | None:
+    """RFC 6750 §2.1: the Authorization header only; a token in the query is ignored."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip() or " " in value.strip():
+        raise InvalidTokenError("the Authorization header must be 'Bearer <access token>'")
+    return value.strip()
+
+
+@route("/api/oauth/userinfo", http_method=["GET", "POST"])
+async def userinfo(request: Request, authz: AuthzService) -> Response[bytes]:
+    metadata_url = f"{authz.settings.base_url}/.well-known/oauth-protected-resource"
+    try:
+        token_value = _bearer(request)
+        if token_value is None:
+            err = InvalidTokenError("an access token is required")
+            err.headers["WWW-Authenticate"] = bearer_challenge(None, metadata_url)
+            raise err
+        claims = await authz.verify_bearer(token_value)
+        if "openid" not in str(claims.get("scope", "")).split():
+            raise InsufficientScopeError("the access token was not granted the openid scope", scope="openid")
+        body = await authz.userinfo(claims)
+    except OAuthError as err:
+        if "WWW-Authenticate" not in err.headers and isinstance(err, (InvalidTokenError, InsufficientScopeError)):
+            err.headers["WWW-Authenticate"] = bearer_challenge(err, metadata_url)
+        raise
+    return _json(body, headers=NO_STORE)
+
+
+@get("/api/oauth/jwks")
+async def jwks(authz: AuthzService) -> Response[bytes]:
+    return _json({"keys": authz.key_ring.public_jwks}, headers={"Cache-Control": "public, max-age=300"})
+
+
+# -- internal: metadata for the discovery service --------------------------------------
+
+def _check_internal(request: Request, authz: AuthzService) -> None:
+    expected = authz.settings.internal_token
+    header = request.headers.get("authorization", "")
+    if not expected or not same(header, f"Bearer {expected}"):
+        raise NotFoundError("not found")
+
+
+@get("/internal/metadata/oauth-authorization-server", include_in_schema=False)
+async def internal_as_metadata(request: Request, authz: AuthzService) -> Response[bytes]:
+    _check_internal(request, authz)
+    return _json(authorization_server_metadata(authz.settings))
+
+
+@get("/internal/metadata/openid-configuration", include_in_schema=False)
+async def internal_oidc_metadata(request: Request, authz: AuthzService) -> Response[bytes]:
+    _check_internal(request, authz)
+    return _json(openid_configuration(authz.settings))
+
+
+ROUTES = [
+    register, authorize, interaction_page, login_submit, consent_submit, stylesheet, token, userinfo, jwks,
+    internal_as_metadata, internal_oidc_metadata,
+]

@@ -1,0 +1,1 @@
+"""Discovery: the well-known documents, served from the other services' metadata."""

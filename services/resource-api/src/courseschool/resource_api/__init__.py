@@ -1,0 +1,1 @@
+"""The protected course-school API (`/api/v1`)."""

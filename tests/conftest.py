@@ -1,0 +1,87 @@
+"""Fixtures shared by every test: a real Postgres database and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+import redis.asyncio as aioredis
+
+from courseschool.common.db import migrate
+from courseschool.common.jose import new_kek
+from courseschool.platform.app import MIGRATIONS
+
+from .infra import fresh_database_name, postgres_server, redis_server, with_database
+
+AUTHZ_TABLES = (
+    "authz_refresh_tokens", "authz_codes", "authz_grants", "authz_login_sessions", "authz_clients",
+    "authz_users", "authz_schools", "authz_signing_keys",
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def database_url(postgres_admin_url: str) -> AsyncIterator[str]:
+    """A database of this test session's own, migrated, dropped at the end."""
+    name = fresh_database_name()
+    admin = await asyncpg.connect(postgres_admin_url)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = with_database(postgres_admin_url, name)
+    conn = await asyncpg.connect(url)
+    try:
+        for service, directory in MIGRATIONS:
+            await migrate(conn, service, directory)
+    finally:
+        await conn.close()
+    try:
+        yield url
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def db_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    from courseschool.common.db import create_pool
+
+    pool = await create_pool(database_url, min_size=1, max_size=4)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+async def clean_db(db_pool: asyncpg.Pool) -> asyncpg.Pool:
+    """Each test starts from empty tables."""
+    await db_pool.execute(f"TRUNCATE {', '.join(AUTHZ_TABLES)} CASCADE")
+    return db_pool
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.from_url(redis_url)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def kek() -> str:
+    return new_kek()
+
+
+@pytest.fixture(scope="session")
+def event_loop_policy() -> asyncio.AbstractEventLoopPolicy:
+    return asyncio.DefaultEventLoopPolicy()
