@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
@@ -17,8 +16,8 @@ from .infra import fresh_database_name, postgres_server, redis_server, with_data
 
 AUTHZ_TABLES = (
     "authz_refresh_tokens", "authz_codes", "authz_grants", "authz_login_sessions", "authz_clients",
-    "authz_users", "authz_schools", "authz_signing_keys",
-)
+    "authz_users", "authz_schools",
+)  # signing keys persist across tests: they are configuration, and slow to make
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +80,3 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 def kek() -> str:
     return new_kek()
 
-
-@pytest.fixture(scope="session")
-def event_loop_policy() -> asyncio.AbstractEventLoopPolicy:
-    return asyncio.DefaultEventLoopPolicy()

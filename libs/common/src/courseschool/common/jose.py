@@ -81,9 +81,12 @@ def unverified_header(token: str) -> dict[str, Any]:
     """The JOSE header, for key selection only (never trusted for anything else)."""
     try:
         head = token.split(".", 1)[0]
-        return msgspec.json.decode(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+        header = msgspec.json.decode(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
     except Exception:
         raise InvalidTokenError("the access token is malformed") from None
+    if not isinstance(header, dict):
+        raise InvalidTokenError("the access token is malformed")
+    return header
 
 
 def verify_access_token(

@@ -28,12 +28,25 @@ def _redact(_: object, __: str, event: dict) -> dict:
 def configure_logging(level: str = "info", fmt: str = "auto") -> None:
     use_console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
     renderer = structlog.dev.ConsoleRenderer() if use_console else structlog.processors.JSONRenderer()
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact,
+    ]
+    # Records of the standard library (uvicorn, asyncpg, httpx) get the same format.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=[
+        structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer,
+    ]))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+    for noisy in ("httpx", "pgserver"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _redact,
+            *shared,
             structlog.processors.format_exc_info,
             renderer,
         ],

@@ -15,7 +15,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def canonical_resource(value: str) -> str | None:
     """The canonical form of `value`, or None when it is not a valid resource URI."""
-    if not value or any(c.isspace() for c in value):
+    if not value or any(not (0x21 <= ord(c) <= 0x7E) for c in value):
         return None
     try:
         parts = urlsplit(value)

@@ -35,9 +35,9 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("must be an absolute http(s) origin")
+            raise ValueError("BASE_URL must be an absolute http(s) origin")
         if parts.path not in ("",) or parts.query or parts.fragment or self.base_url.endswith("/"):
-            raise ValueError("must be an origin without path or trailing slash")
+            raise ValueError("BASE_URL must be an origin without path or trailing slash")
 
     @property
     def issuer(self) -> str:

@@ -11,7 +11,6 @@ from .passwords import hash_password
 from .storage.users import PgUserStore
 
 DEMO_SCHOOL_ID = uuid.UUID("5c4f0f3e-2d7a-4a57-9d1e-6f1c0de5c001")
-DEMO_USER_ID = uuid.UUID("5c4f0f3e-2d7a-4a57-9d1e-6f1c0de5c0aa")
 
 
 async def seed_demo(pool: asyncpg.Pool, *, email: str, password: str) -> None:
@@ -21,7 +20,7 @@ async def seed_demo(pool: asyncpg.Pool, *, email: str, password: str) -> None:
     if found is None:
         await users.create(
             school_id=school_id, email=email, name="Demo Owner", preferred_username="demo-owner", role="owner",
-            password_hash=hash_password(password), user_id=DEMO_USER_ID,
+            password_hash=hash_password(password),
         )
     else:
         await users.set_password_hash(found[0].id, hash_password(password))

@@ -49,5 +49,6 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
         route_handlers=[well_known, *health_handlers({})],
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],
+        logging_config=None,
         lifespan=[lifespan],
     )

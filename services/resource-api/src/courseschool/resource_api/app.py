@@ -51,5 +51,6 @@ def create_app(settings: ResourceSettings) -> Litestar:
         route_handlers=[internal_prm, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],
+        logging_config=None,
         lifespan=[lifespan],
     )

@@ -190,7 +190,7 @@ def _prompt(value: str | None) -> frozenset[str]:
 def _max_age(value: str | None) -> int | None:
     if value is None:
         return None
-    if not value.isdigit() or len(value) > 9:
+    if not (value.isascii() and value.isdigit()) or len(value) > 9:
         raise InvalidRequestError("max_age must be a non-negative integer")
     return int(value)
 

@@ -28,7 +28,10 @@ def session_usable(request: AuthorizationRequest, *, auth_time: int | None, now:
     """Whether an existing login may satisfy this request without asking again."""
     if auth_time is None or "login" in request.prompt or "select_account" in request.prompt:
         return False
-    return request.max_age is None or now - auth_time <= request.max_age
+    if request.max_age is None:
+        return True
+    # max_age=0 is prompt=login (OIDC Core §3.1.2.1), even within the same second.
+    return request.max_age > 0 and now - auth_time <= request.max_age
 
 
 def consent_can_be_remembered(client: Client) -> bool:

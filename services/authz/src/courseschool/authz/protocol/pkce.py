@@ -12,8 +12,8 @@ from courseschool.common.secrets import same
 
 # §4.1: code_verifier = 43*128unreserved; §4.2: the S256 challenge is the unpadded
 # base64url of a SHA-256 digest, so exactly 43 characters.
-_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
-_CHALLENGE = re.compile(r"^[A-Za-z0-9\-_]{43}$")
+_VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
+_CHALLENGE = re.compile(r"[A-Za-z0-9\-_]{43}")
 SUPPORTED_METHODS = ("S256",)
 
 
@@ -25,7 +25,7 @@ def check_challenge(challenge: str | None, method: str | None) -> str:
         raise InvalidRequestError("code_challenge_method is required and must be S256")
     if method not in SUPPORTED_METHODS:
         raise InvalidRequestError(f"code_challenge_method {method!r} is not supported; use S256")
-    if not _CHALLENGE.match(challenge):
+    if not _CHALLENGE.fullmatch(challenge):
         raise InvalidRequestError("code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)")
     return challenge
 
@@ -39,7 +39,7 @@ def verify(verifier: str | None, challenge: str) -> None:
     """§4.6: the server recomputes the challenge from the verifier and compares."""
     if not verifier:
         raise InvalidRequestError("code_verifier is required")
-    if not _VERIFIER.match(verifier):
+    if not _VERIFIER.fullmatch(verifier):
         raise InvalidRequestError("code_verifier must be 43 to 128 unreserved characters")
     if not same(s256(verifier), challenge):
         raise InvalidGrantError("code_verifier does not match the code_challenge")

@@ -9,16 +9,23 @@ Administrator-made integrations may use fixed `https` callbacks (exact match).
 
 from __future__ import annotations
 
+import re
 from urllib.parse import SplitResult, urlsplit
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "[::1]", "localhost"})
 MAX_REDIRECT_URI_LENGTH = 2000
 
 
+# A netloc of a loopback redirect: the host and an optional port, nothing else.
+_LOOPBACK_NETLOC = re.compile(r"(?:127\.0\.0\.1|\[::1\]|localhost)(?::[0-9]{1,5})?", re.IGNORECASE)
+
+
 def _split(uri: str) -> SplitResult | None:
     if not isinstance(uri, str) or not uri or len(uri) > MAX_REDIRECT_URI_LENGTH:
         return None
-    if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in uri):
+    # RFC 3986 §2: a URI is printable ASCII; anything else (controls, spaces,
+    # Unicode whitespace) is refused rather than normalised.
+    if any(not (0x21 <= ord(c) <= 0x7E) for c in uri):
         return None
     try:
         parts = urlsplit(uri)
@@ -29,11 +36,10 @@ def _split(uri: str) -> SplitResult | None:
 
 
 def _host(parts: SplitResult) -> str:
-    # netloc without user-info and port, lower-cased; IPv6 keeps its brackets.
-    host = parts.netloc.rpartition("@")[2].lower()
-    if host.startswith("["):
-        return host[: host.index("]") + 1] if "]" in host else host
-    return host.split(":")[0]
+    # netloc without port, lower-cased; IPv6 keeps its brackets. Only called on a
+    # netloc that already matched _LOOPBACK_NETLOC.
+    host = parts.netloc.lower()
+    return host[: host.index("]") + 1] if host.startswith("[") else host.split(":")[0]
 
 
 def is_loopback_redirect_uri(uri: str) -> bool:
@@ -41,9 +47,10 @@ def is_loopback_redirect_uri(uri: str) -> bool:
     parts = _split(uri)
     if parts is None or "#" in uri:
         return False
-    if parts.scheme != "http" or "@" in parts.netloc:
+    if parts.scheme != "http" or not _LOOPBACK_NETLOC.fullmatch(parts.netloc):
         return False
-    return _host(parts) in LOOPBACK_HOSTS
+    port = parts.port
+    return port is None or 0 < port <= 65535
 
 
 def is_https_redirect_uri(uri: str) -> bool:

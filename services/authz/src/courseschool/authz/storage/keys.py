@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import asyncpg
+from cryptography.exceptions import InvalidTag
 
 from courseschool.common.jose import KeyEncryptor, generate_signing_key, sign_jwt
 
@@ -24,6 +25,10 @@ ON CONFLICT DO NOTHING
 """
 
 
+class KeyDecryptionError(RuntimeError):
+    """The stored keys were sealed under another key-encryption key."""
+
+
 class KeyRing:
     """The loaded keys: the active private key per algorithm, and the public JWKS."""
 
@@ -33,7 +38,12 @@ class KeyRing:
         for row in rows:
             self._public.append(row["public_jwk"])
             if row["state"] == "active":
-                self._active[row["alg"]] = encryptor.open(row["kid"], row["private_jwk"])
+                try:
+                    self._active[row["alg"]] = encryptor.open(row["kid"], row["private_jwk"])
+                except InvalidTag:
+                    raise KeyDecryptionError(
+                        f"signing key {row['kid']} cannot be opened with this KEY_ENCRYPTION_KEY"
+                    ) from None
 
     @property
     def public_jwks(self) -> list[dict[str, Any]]:

@@ -54,6 +54,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
         dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],
+        logging_config=None,
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,
         openapi_config=OpenAPIConfig(title="Course School authorization server", version="1.0.0", path="/api/oauth/schema"),

@@ -7,6 +7,8 @@ from typing import Any
 import msgspec
 from litestar import Request, Response, get, post, route
 from litestar.datastructures import Cookie
+from litestar.di import NamedDependency
+from litestar.params import FromPath
 
 from courseschool.common.errors import (
     InsufficientScopeError,
@@ -27,6 +29,7 @@ from ..service import AuthzService, error_redirect_url
 from .pages import STYLESHEET, error_page, render, see_other
 
 MAX_FORM_FIELD = 4096
+Authz = NamedDependency[AuthzService]
 
 
 def _multi(items: Any) -> dict[str, list[str]]:
@@ -37,7 +40,7 @@ def _multi(items: Any) -> dict[str, list[str]]:
     return out
 
 
-def _session_cookie_name(authz: AuthzService) -> str:
+def _session_cookie_name(authz: Authz) -> str:
     return "__Host-cs_session" if authz.settings.cookie_secure else "cs_session"
 
 
@@ -55,7 +58,7 @@ def _json(body: Any, *, status: int = 200, headers: dict[str, str] | None = None
 # -- registration (RFC 7591 §3) -------------------------------------------------
 
 @post("/api/oauth/register", status_code=201)
-async def register(request: Request, authz: AuthzService) -> Response[bytes]:
+async def register(request: Request, authz: Authz) -> Response[bytes]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise InvalidClientMetadataError("the request body must be application/json")
@@ -65,8 +68,8 @@ async def register(request: Request, authz: AuthzService) -> Response[bytes]:
 
 # -- authorization endpoint (RFC 6749 §3.1) --------------------------------------
 
-@route("/oauth/authorize", http_method=["GET", "POST"])
-async def authorize(request: Request, authz: AuthzService) -> Response[Any]:
+@route("/oauth/authorize", http_method=["GET", "POST"], status_code=200)
+async def authorize(request: Request, authz: Authz) -> Response[Any]:
     if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
         params = _multi((await request.form()).multi_items())
     else:
@@ -91,7 +94,7 @@ EXPIRED = (
 
 
 @get("/oauth/interaction/{uid:str}")
-async def interaction_page(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+async def interaction_page(uid: FromPath[str], request: Request, authz: Authz) -> Response[Any]:
     interaction = await authz.open_interaction(uid, request.cookies.get("cs_interaction"))
     if interaction is None:
         return error_page(EXPIRED)
@@ -108,7 +111,7 @@ async def interaction_page(uid: str, request: Request, authz: AuthzService) -> R
     return render("consent.html", uid=uid, csrf=interaction.csrf, view=view, form_target=interaction.request.redirect_uri)
 
 
-async def _checked_form(uid: str, request: Request, authz: AuthzService) -> tuple[Any, dict[str, str]] | Response[Any]:
+async def _checked_form(uid: FromPath[str], request: Request, authz: Authz) -> tuple[Any, dict[str, str]] | Response[Any]:
     """The interaction, if the binding cookie and the CSRF token both match."""
     interaction = await authz.open_interaction(uid, request.cookies.get("cs_interaction"))
     if interaction is None:
@@ -121,7 +124,7 @@ async def _checked_form(uid: str, request: Request, authz: AuthzService) -> tupl
 
 
 @post("/oauth/interaction/{uid:str}/login")
-async def login_submit(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+async def login_submit(uid: FromPath[str], request: Request, authz: Authz) -> Response[Any]:
     checked = await _checked_form(uid, request, authz)
     if isinstance(checked, Response):
         return checked
@@ -139,7 +142,7 @@ async def login_submit(uid: str, request: Request, authz: AuthzService) -> Respo
 
 
 @post("/oauth/interaction/{uid:str}/consent")
-async def consent_submit(uid: str, request: Request, authz: AuthzService) -> Response[Any]:
+async def consent_submit(uid: FromPath[str], request: Request, authz: Authz) -> Response[Any]:
     checked = await _checked_form(uid, request, authz)
     if isinstance(checked, Response):
         return checked
@@ -162,8 +165,8 @@ async def stylesheet() -> Response[bytes]:
 
 # -- token endpoint (RFC 6749 §3.2) -------------------------------------------------
 
-@post("/api/oauth/token")
-async def token(request: Request, authz: AuthzService) -> Response[bytes]:
+@post("/api/oauth/token", status_code=200)
+async def token(request: Request, authz: Authz) -> Response[bytes]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         raise InvalidRequestError("the token request must be application/x-www-form-urlencoded")
@@ -187,8 +190,8 @@ def _bearer(request: Request) -> str | None:
     return value.strip()
 
 
-@route("/api/oauth/userinfo", http_method=["GET", "POST"])
-async def userinfo(request: Request, authz: AuthzService) -> Response[bytes]:
+@route("/api/oauth/userinfo", http_method=["GET", "POST"], status_code=200)
+async def userinfo(request: Request, authz: Authz) -> Response[bytes]:
     metadata_url = f"{authz.settings.base_url}/.well-known/oauth-protected-resource"
     try:
         token_value = _bearer(request)
@@ -208,13 +211,13 @@ async def userinfo(request: Request, authz: AuthzService) -> Response[bytes]:
 
 
 @get("/api/oauth/jwks")
-async def jwks(authz: AuthzService) -> Response[bytes]:
+async def jwks(authz: Authz) -> Response[bytes]:
     return _json({"keys": authz.key_ring.public_jwks}, headers={"Cache-Control": "public, max-age=300"})
 
 
 # -- internal: metadata for the discovery service --------------------------------------
 
-def _check_internal(request: Request, authz: AuthzService) -> None:
+def _check_internal(request: Request, authz: Authz) -> None:
     expected = authz.settings.internal_token
     header = request.headers.get("authorization", "")
     if not expected or not same(header, f"Bearer {expected}"):
@@ -222,13 +225,13 @@ def _check_internal(request: Request, authz: AuthzService) -> None:
 
 
 @get("/internal/metadata/oauth-authorization-server", include_in_schema=False)
-async def internal_as_metadata(request: Request, authz: AuthzService) -> Response[bytes]:
+async def internal_as_metadata(request: Request, authz: Authz) -> Response[bytes]:
     _check_internal(request, authz)
     return _json(authorization_server_metadata(authz.settings))
 
 
 @get("/internal/metadata/openid-configuration", include_in_schema=False)
-async def internal_oidc_metadata(request: Request, authz: AuthzService) -> Response[bytes]:
+async def internal_oidc_metadata(request: Request, authz: Authz) -> Response[bytes]:
     _check_internal(request, authz)
     return _json(openid_configuration(authz.settings))
 

@@ -1,0 +1,181 @@
+"""End-to-end fixtures: the all-in-one platform as a real process on a real port,
+and a loopback callback server such as a command-line client runs.
+
+The platform is started exactly as an operator would start it
+(`python -m courseschool.platform run --port N`), pointed at the session's fresh,
+migrated database and at the session's Redis. Nothing is imported into this process
+from the product except through HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+DEMO_EMAIL = "e2e-owner@example.test"
+DEMO_PASSWORD = "e2e correct horse battery staple"
+READY_TIMEOUT = 30.0
+STOP_TIMEOUT = 15.0
+
+# Settings the platform reads from the environment; the test decides every one of them.
+_PLATFORM_ENV = (
+    "DATABASE_URL", "REDIS_URL", "BASE_URL", "DEMO_EMAIL", "DEMO_PASSWORD", "KEY_ENCRYPTION_KEY",
+    "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL", "INTERNAL_TOKEN", "HOST", "PORT",
+)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class Platform:
+    base_url: str
+    email: str
+    password: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def _tail(path: Path, limit: int = 8000) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return text[-limit:]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def platform(database_url: str, redis_url: str, kek: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    data_dir = tmp_path_factory.mktemp("platform-data")
+    log_path = data_dir / "platform.log"
+    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
+    env.update(
+        DATABASE_URL=database_url, REDIS_URL=redis_url, DEMO_EMAIL=DEMO_EMAIL, DEMO_PASSWORD=DEMO_PASSWORD,
+        DATA_DIR=str(data_dir), LOG_FORMAT="json", PYTHONUNBUFFERED="1",
+        KEY_ENCRYPTION_KEY=kek,  # the same key as the in-process apps: they share the database
+    )
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT
+        last = "no answer yet"
+        while True:
+            code = process.poll()
+            if code is not None:
+                pytest.fail(f"the platform exited early with status {code}:\n{_tail(log_path)}")
+            try:
+                response = httpx.get(f"{base_url}/readyz", timeout=2.0)
+                if response.status_code == 200:
+                    break
+                last = f"{response.status_code} {response.text[:300]}"
+            except httpx.HTTPError as exc:
+                last = repr(exc)
+            if time.monotonic() > deadline:
+                pytest.fail(f"the platform was not ready after {READY_TIMEOUT:.0f} s ({last}):\n{_tail(log_path)}")
+            time.sleep(0.2)
+        yield Platform(base_url=base_url, email=DEMO_EMAIL, password=DEMO_PASSWORD, process=process, log_path=log_path)
+        # A crash during the tests must not pass unnoticed.
+        assert process.poll() is None, f"the platform died during the tests:\n{_tail(log_path)}"
+    finally:
+        _stop(process)
+
+
+# -- the loopback callback server (RFC 8252 §7.3), as a CLI runs it -------------------------
+
+CLOSE_PAGE = (
+    b"<!doctype html><html><head><meta charset=\"utf-8\"><title>Signed in</title></head>"
+    b"<body><p>You can close this window.</p></body></html>"
+)
+
+
+@dataclass
+class CallbackServer:
+    port: int
+    path: str = "/callback"
+    received: queue.Queue[dict[str, str]] = field(default_factory=queue.Queue)
+    raw_queries: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def wait(self, timeout: float = 10.0) -> dict[str, str]:
+        """The query of the next request to the callback path (blocks; call via to_thread from async code)."""
+        try:
+            return self.received.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"the callback server got no request within {timeout} s") from None
+
+    def assert_idle(self) -> None:
+        assert self.received.empty(), f"unexpected callback(s): {self.raw_queries}"
+
+
+def _handler_for(server: CallbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            parts = urlsplit(self.path)
+            if parts.path != server.path:
+                self.send_error(404)
+                return
+            server.raw_queries.append(parts.query)
+            query = parse_qs(parts.query, keep_blank_values=True)
+            server.received.put({k: v[0] if len(v) == 1 else v for k, v in query.items()})  # type: ignore[misc]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(CLOSE_PAGE)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(CLOSE_PAGE)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def callback_server() -> Iterator[CallbackServer]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server = CallbackServer(port=httpd.server_address[1])
+    httpd.RequestHandlerClass = _handler_for(server)
+    thread = threading.Thread(target=httpd.serve_forever, name="callback-server", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,212 @@
+"""A real browser (headless Chromium) through the login and consent pages, with the
+authorization response delivered to a loopback callback server, as for a CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import re
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from .conftest import CallbackServer, Platform
+from .support import SCOPE, discover, register, verify_id_token
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+CLIENT_NAME = "E2E Browser CLI"
+TIMEOUT_MS = 15_000
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@pytest.fixture
+async def context(browser: Any) -> AsyncIterator[Any]:
+    ctx = await browser.new_context()
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield ctx
+    finally:
+        await ctx.close()
+
+
+@pytest.fixture
+async def client_setup(platform: Platform, callback_server: CallbackServer) -> tuple[dict[str, Any], dict[str, Any]]:
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        reg = await register(http, meta, callback_server.url, client_name=CLIENT_NAME)
+    return meta, reg
+
+
+def authorization_request(meta: dict[str, Any], reg: dict[str, Any], redirect_uri: str) -> dict[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    params = {
+        "response_type": "code", "client_id": reg["client_id"], "redirect_uri": redirect_uri, "scope": SCOPE,
+        "code_challenge": challenge, "code_challenge_method": "S256", "state": secrets.token_urlsafe(12),
+        "nonce": secrets.token_urlsafe(12),
+    }
+    return {"url": meta["authorization_endpoint"] + "?" + urlencode(params), "verifier": verifier, **params}
+
+
+async def sign_in(page: Any, platform: Platform) -> None:
+    from playwright.async_api import expect
+
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await expect(page.get_by_text(CLIENT_NAME)).to_be_visible()
+    await page.get_by_label("Email").fill(platform.email)
+    await page.get_by_label("Password").fill(platform.password)
+    await page.get_by_role("button", name="Sign in").click()
+
+
+async def expect_consent(page: Any) -> None:
+    from playwright.async_api import expect
+
+    await expect(page.locator("h1 .client")).to_have_text(CLIENT_NAME)
+    await expect(page.get_by_text("an app on this computer")).to_be_visible()
+    await expect(page.get_by_text("See your email address")).to_be_visible()
+    await expect(page.get_by_text("Read access to courses")).to_be_visible()
+    await expect(page.get_by_role("button", name="Allow")).to_be_visible()
+    await expect(page.get_by_role("button", name="Deny")).to_be_visible()
+
+
+async def answer_consent(page: Any, callback_server: CallbackServer, button: str) -> dict[str, str]:
+    from playwright.async_api import expect
+
+    await page.get_by_role("button", name=button).click()
+    received = await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000)
+    await page.wait_for_url(re.compile("^" + re.escape(callback_server.url) + r"\?"))
+    await expect(page.get_by_text("You can close this window")).to_be_visible()
+    return received
+
+
+async def redeem(
+    platform: Platform, meta: dict[str, Any], reg: dict[str, Any], request: dict[str, str], code: str
+) -> dict[str, Any]:
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        response = await http.post(
+            meta["token_endpoint"],
+            data={
+                "grant_type": "authorization_code", "code": code, "redirect_uri": request["redirect_uri"],
+                "client_id": reg["client_id"], "code_verifier": request["verifier"],
+            },
+        )
+        assert response.status_code == 200, response.text
+        assert "no-store" in response.headers.get("cache-control", "")
+        token = response.json()
+        assert token["token_type"] == "Bearer"
+        assert token["scope"] == SCOPE
+        await verify_id_token(
+            http, meta, token["id_token"], client_id=reg["client_id"], nonce=request["nonce"],
+            access_token=token["access_token"],
+        )
+        info = await http.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {token['access_token']}"})
+        assert info.status_code == 200, info.text
+        assert info.json()["email"] == platform.email
+        assert info.json()["sub"]
+    return token
+
+
+async def test_browser_signs_in_consents_and_cli_gets_tokens(
+    platform: Platform, callback_server: CallbackServer, client_setup: tuple[dict, dict], context: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    meta, reg = client_setup
+    request = authorization_request(meta, reg, callback_server.url)
+    page = await context.new_page()
+    await page.goto(request["url"])
+    await sign_in(page, platform)
+    await expect_consent(page)
+    assert await page.locator("input[name=password]").count() == 0
+    screenshot = tmp_path_factory.mktemp("screenshots") / "consent.png"
+    await page.screenshot(path=str(screenshot), full_page=True)
+    assert screenshot.stat().st_size > 1000
+    print(f"consent page screenshot: {screenshot}")
+
+    received = await answer_consent(page, callback_server, "Allow")
+    assert set(received) == {"code", "state", "iss"}
+    assert received["state"] == request["state"]
+    assert received["iss"] == platform.base_url
+    await redeem(platform, meta, reg, request, received["code"])
+    callback_server.assert_idle()
+
+
+async def test_second_authorization_in_same_browser_goes_straight_to_consent(
+    platform: Platform, callback_server: CallbackServer, client_setup: tuple[dict, dict], context: Any,
+    browser: Any,
+) -> None:
+    meta, reg = client_setup
+    page = await context.new_page()
+
+    first = authorization_request(meta, reg, callback_server.url)
+    await page.goto(first["url"])
+    await sign_in(page, platform)
+    await expect_consent(page)
+    first_result = await answer_consent(page, callback_server, "Allow")
+    assert first_result["state"] == first["state"]
+
+    # Same browser context: the sign-in session is remembered, consent is asked again
+    # (a public loopback client never gets remembered consent).
+    second = authorization_request(meta, reg, callback_server.url)
+    await page.goto(second["url"])
+    await expect_consent(page)
+    assert await page.locator("input[name=password]").count() == 0, "the login form was shown again"
+    second_result = await answer_consent(page, callback_server, "Allow")
+    assert second_result["state"] == second["state"]
+    assert second_result["iss"] == platform.base_url
+    assert second_result["code"] != first_result["code"]
+    await redeem(platform, meta, reg, second, second_result["code"])
+
+    # A different browser (fresh context, no session cookie) must sign in.
+    other = await browser.new_context()
+    try:
+        other_page = await other.new_page()
+        third = authorization_request(meta, reg, callback_server.url)
+        await other_page.goto(third["url"])
+        from playwright.async_api import expect
+
+        await expect(other_page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=TIMEOUT_MS)
+    finally:
+        await other.close()
+    callback_server.assert_idle()
+
+
+async def test_deny_sends_access_denied_to_the_callback(
+    platform: Platform, callback_server: CallbackServer, client_setup: tuple[dict, dict], context: Any
+) -> None:
+    meta, reg = client_setup
+    request = authorization_request(meta, reg, callback_server.url)
+    page = await context.new_page()
+    await page.goto(request["url"])
+    await sign_in(page, platform)
+    await expect_consent(page)
+    received = await answer_consent(page, callback_server, "Deny")
+    assert received["error"] == "access_denied"
+    assert received["state"] == request["state"]
+    assert received["iss"] == platform.base_url
+    assert "code" not in received
+    callback_server.assert_idle()

@@ -1,0 +1,133 @@
+"""Drives the authorization-code flow through the real endpoints and pages, as a
+client and a person in a browser would."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+import uuid
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import asyncpg
+import httpx
+
+from courseschool.authz.passwords import hash_password
+from courseschool.authz.storage.users import PgUserStore
+
+BASE_URL = "http://127.0.0.1:8000"
+REDIRECT_URI = "http://127.0.0.1:53682/callback"
+PASSWORD = "correct horse battery staple"
+_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+def pkce_pair() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def query_of(location: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+class Flow:
+    def __init__(self, client: httpx.AsyncClient, pool: asyncpg.Pool, redis: Any) -> None:
+        self.client = client
+        self.pool = pool
+        self.redis = redis
+        self.users = PgUserStore(pool)
+
+    async def school(self, slug: str = "acme") -> str:
+        return await self.users.upsert_school(slug=slug, name=f"{slug.title()} School")
+
+    async def user(self, role: str = "owner", *, school: str | None = None, email: str | None = None) -> dict[str, str]:
+        school_id = school or await self.school()
+        email = email or f"{role}-{uuid.uuid4().hex[:8]}@example.test"
+        user = await self.users.create(
+            school_id=school_id, email=email, name=f"A {role.title()}", preferred_username=email.split("@")[0],
+            role=role, password_hash=hash_password(PASSWORD),
+        )
+        return {"id": user.id, "email": email, "password": PASSWORD, "school_id": school_id}
+
+    async def register(self, **metadata: Any) -> dict[str, Any]:
+        body = {"client_name": "Test CLI", "redirect_uris": [REDIRECT_URI], **metadata}
+        response = await self.client.post("/api/oauth/register", json=body)
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def authorize_params(self, reg: dict[str, Any], challenge: str, **extra: str) -> dict[str, str]:
+        params = {
+            "response_type": "code", "client_id": reg["client_id"], "redirect_uri": reg["redirect_uris"][0],
+            "scope": "openid profile email courses:read", "code_challenge": challenge,
+            "code_challenge_method": "S256", "state": secrets.token_urlsafe(8),
+        }
+        params.update(extra)
+        return params
+
+    async def start(self, params: dict[str, str]) -> httpx.Response:
+        return await self.client.get("/oauth/authorize?" + urlencode(params))
+
+    async def page(self, location: str) -> tuple[httpx.Response, str]:
+        response = await self.client.get(location)
+        match = _CSRF.search(response.text)
+        return response, match.group(1) if match else ""
+
+    async def login(self, interaction: str, user: dict[str, str], *, password: str | None = None) -> httpx.Response:
+        _, csrf = await self.page(interaction)
+        return await self.client.post(
+            f"{interaction}/login",
+            data={"csrf": csrf, "email": user["email"], "password": password or user["password"]},
+        )
+
+    async def consent(self, interaction: str, decision: str = "approve") -> httpx.Response:
+        _, csrf = await self.page(interaction)
+        return await self.client.post(f"{interaction}/consent", data={"csrf": csrf, "decision": decision})
+
+    async def authorize(
+        self, reg: dict[str, Any], user: dict[str, str] | None, *, decision: str = "approve", **extra: str
+    ) -> tuple[dict[str, str], str, dict[str, str]]:
+        """Run authorize -> login (when needed) -> consent; return (callback query, verifier, params)."""
+        verifier, challenge = pkce_pair()
+        params = self.authorize_params(reg, challenge, **extra)
+        start = await self.start(params)
+        assert start.status_code == 303, start.text
+        interaction = start.headers["location"]
+        assert interaction.startswith("/oauth/interaction/"), interaction
+        page, _ = await self.page(interaction)
+        if 'action="' + interaction + '/login"' in page.text:
+            assert user is not None
+            done = await self.login(interaction, user)
+            assert done.status_code == 303
+        final = await self.consent(interaction, decision)
+        assert final.status_code == 303, final.text
+        return query_of(final.headers["location"]), verifier, params
+
+    async def token(self, **form: str) -> httpx.Response:
+        return await self.client.post("/api/oauth/token", data=form)
+
+    async def exchange(self, reg: dict[str, Any], code: str, verifier: str, /, **extra: str) -> httpx.Response:
+        form = {
+            "grant_type": "authorization_code", "code": code, "redirect_uri": reg["redirect_uris"][0],
+            "client_id": reg["client_id"], "code_verifier": verifier, **extra,
+        }
+        if "client_secret" in reg and "client_secret" not in extra:
+            form["client_secret"] = reg["client_secret"]
+        return await self.token(**form)
+
+    async def tokens(self, reg: dict[str, Any] | None = None, user: dict[str, str] | None = None, **extra: str) -> dict[str, Any]:
+        reg = reg or await self.register()
+        user = user or await self.user()
+        callback, verifier, _ = await self.authorize(reg, user, **extra)
+        response = await self.exchange(reg, callback["code"], verifier)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    async def redis_keys(self) -> int:
+        """Pending interactions stored (none may be left by a refused request)."""
+        return await self.redis.dbsize()
+
+    async def count(self, table: str) -> int:
+        return await self.pool.fetchval(f"SELECT count(*) FROM {table}")

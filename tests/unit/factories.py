@@ -1,0 +1,107 @@
+"""Builders and in-memory fakes shared by the unit tests (no database, no network)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from courseschool.authz.protocol.models import AuthorizationCode, Client, Grant, User
+
+LOOPBACK_CB = "http://127.0.0.1:8080/callback"
+
+
+def make_client(**overrides: Any) -> Client:
+    fields: dict[str, Any] = {
+        "client_id": "client-1",
+        "client_name": "Test app",
+        "redirect_uris": [LOOPBACK_CB],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "application_type": "native",
+        "scope": None,
+        "id_token_signed_response_alg": "RS256",
+        "secret_hash": None,
+        "is_integration": False,
+        "client_id_issued_at": 1_700_000_000,
+        "disabled": False,
+    }
+    fields.update(overrides)
+    return Client(**fields)
+
+
+def make_user(**overrides: Any) -> User:
+    fields: dict[str, Any] = {
+        "id": "user-1",
+        "school_id": "school-1",
+        "email": "ada@example.com",
+        "email_verified": True,
+        "name": "Ada Lovelace",
+        "preferred_username": "ada",
+        "role": "owner",
+        "disabled": False,
+    }
+    fields.update(overrides)
+    return User(**fields)
+
+
+def make_grant(**overrides: Any) -> Grant:
+    fields: dict[str, Any] = {
+        "id": "grant-1",
+        "client_id": "client-1",
+        "user_id": "user-1",
+        "school_id": "school-1",
+        "scope": "openid courses:read",
+        "resource": "http://127.0.0.1:8000",
+        "auth_time": 1_700_000_000,
+        "created_at": 1_700_000_000,
+        "revoked": False,
+    }
+    fields.update(overrides)
+    return Grant(**fields)
+
+
+def make_code(**overrides: Any) -> AuthorizationCode:
+    fields: dict[str, Any] = {
+        "grant_id": "grant-1",
+        "client_id": "client-1",
+        "user_id": "user-1",
+        "school_id": "school-1",
+        "redirect_uri": LOOPBACK_CB,
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "scope": "openid courses:read",
+        "resource": "http://127.0.0.1:8000",
+        "nonce": "n-0S6_WzA2Mj",
+        "auth_time": 1_700_000_000,
+        "expires_at": 1_700_000_060,
+        "consumed": False,
+    }
+    fields.update(overrides)
+    return AuthorizationCode(**fields)
+
+
+class InMemoryClients:
+    """ClientStore: `async get(client_id)`."""
+
+    def __init__(self, *clients: Client) -> None:
+        self.by_id = {c.client_id: c for c in clients}
+        self.calls: list[str] = []
+
+    async def get(self, client_id: str) -> Client | None:
+        self.calls.append(client_id)
+        return self.by_id.get(client_id)
+
+
+class RecordingSigner:
+    """Signer whose tokens say what they were given, so tests can read them back."""
+
+    def __init__(self) -> None:
+        self.access_claims: list[dict[str, Any]] = []
+        self.id_claims: list[tuple[dict[str, Any], str]] = []
+
+    def sign_access_token(self, claims: dict[str, Any]) -> str:
+        self.access_claims.append(claims)
+        return f"at.{claims['sub']}.{claims['aud']}.{claims['scope'].replace(' ', '+')}"
+
+    def sign_id_token(self, claims: dict[str, Any], alg: str) -> str:
+        self.id_claims.append((claims, alg))
+        return f"id.{alg}.{claims['aud']}.{claims.get('nonce')}"

@@ -1,0 +1,178 @@
+"""The authorization code grant (RFC 6749 §4.1.3) with PKCE (RFC 7636 §4.6) and
+resource indicators (RFC 8707 §2.2), against in-memory ports and a frozen clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from courseschool.authz.protocol.clock import FrozenClock
+from courseschool.authz.protocol.context import TokenContext
+from courseschool.authz.protocol.grants.authorization_code import exchange_code
+from courseschool.authz.protocol.models import AuthorizationCode, Grant, User
+from courseschool.authz.protocol.token_request import TokenForm
+from courseschool.authz.protocol.tokens import TokenPolicy
+from courseschool.common.errors import InvalidGrantError, InvalidRequestError, InvalidTargetError
+
+from .factories import LOOPBACK_CB, InMemoryClients, RecordingSigner, make_client, make_code, make_grant, make_user
+
+VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"  # RFC 7636 Appendix B; make_code holds its challenge
+RESOURCE = "http://127.0.0.1:8000"
+CODE = "the-code"
+NOW = 1_700_000_030  # make_code expires at 1_700_000_060
+
+
+class Codes:
+    def __init__(self, *items: tuple[str, AuthorizationCode]) -> None:
+        self.by_value = dict(items)
+
+    async def get(self, code: str) -> AuthorizationCode | None:
+        return self.by_value.get(code)
+
+
+class Grants:
+    def __init__(self, grant: Grant | None, *, redeem_result: bool = True) -> None:
+        self.grant = grant
+        self.redeem_result = redeem_result
+        self.revoked: list[tuple[str, str]] = []
+        self.redeemed: list[dict[str, Any]] = []
+
+    async def get(self, grant_id: str) -> Grant | None:
+        return self.grant if self.grant is not None and self.grant.id == grant_id else None
+
+    async def revoke(self, grant_id: str, *, reason: str) -> None:
+        self.revoked.append((grant_id, reason))
+
+    async def redeem_code(self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int) -> bool:
+        self.redeemed.append(
+            {"code": code, "refresh_token": refresh_token, "scope": scope, "resource": resource, "now": now}
+        )
+        return self.redeem_result
+
+
+class Users:
+    def __init__(self, *users: User) -> None:
+        self.by_id = {u.id: u for u in users}
+
+    async def get(self, user_id: str) -> User | None:
+        return self.by_id.get(user_id)
+
+
+def setup(
+    *, code: AuthorizationCode | None = None, grant: Grant | None = None, user: User | None = None,
+    redeem_result: bool = True, now: int = NOW,
+) -> tuple[TokenContext, Grants, RecordingSigner]:
+    grants = Grants(grant if grant is not None else make_grant(), redeem_result=redeem_result)
+    signer = RecordingSigner()
+    ctx = TokenContext(
+        clients=InMemoryClients(make_client()),
+        users=Users(user if user is not None else make_user()),
+        codes=Codes((CODE, code if code is not None else make_code())),
+        grants=grants,
+        signer=signer,
+        policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
+        clock=FrozenClock(now),
+        known_resources=frozenset({RESOURCE}),
+    )
+    return ctx, grants, signer
+
+
+def form(**overrides: Any) -> TokenForm:
+    fields: dict[str, Any] = {
+        "grant_type": "authorization_code", "client_id": "client-1", "code": CODE,
+        "redirect_uri": LOOPBACK_CB, "code_verifier": VERIFIER,
+    }
+    fields.update(overrides)
+    return TokenForm(**fields)
+
+
+async def test_valid_code_is_exchanged_and_consumed_once() -> None:
+    ctx, grants, signer = setup()
+    out = await exchange_code(form(), make_client(), ctx)
+    assert out.token_type == "Bearer"
+    assert out.scope == "openid courses:read"
+    assert out.expires_in == 600
+    assert out.id_token is not None  # openid was granted
+    assert out.refresh_token  # the client may refresh
+    assert grants.revoked == []
+    (redeemed,) = grants.redeemed
+    assert redeemed == {
+        "code": CODE, "refresh_token": out.refresh_token, "scope": "openid courses:read", "resource": RESOURCE,
+        "now": NOW,
+    }
+    (claims,) = signer.access_claims
+    assert (claims["aud"], claims["sub"], claims["client_id"], claims["grant_id"]) == (
+        RESOURCE, "user-1", "client-1", "grant-1",
+    )
+    (id_claims, _alg), = signer.id_claims
+    assert id_claims["nonce"] == "n-0S6_WzA2Mj"  # the nonce of the authorization request
+
+
+async def test_client_without_refresh_grant_gets_no_refresh_token() -> None:
+    ctx, grants, _ = setup()
+    out = await exchange_code(form(), make_client(grant_types=["authorization_code"]), ctx)
+    assert out.refresh_token is None
+    assert grants.redeemed[0]["refresh_token"] is None
+
+
+@pytest.mark.parametrize("resource", [(RESOURCE,), ("HTTP://127.0.0.1:8000/",), (RESOURCE, RESOURCE + "/")])
+async def test_resource_covered_by_the_grant_is_accepted_in_any_spelling(resource: tuple[str, ...]) -> None:
+    ctx, _, signer = setup()
+    await exchange_code(form(resource=resource), make_client(), ctx)
+    assert signer.access_claims[0]["aud"] == RESOURCE
+
+
+async def test_reused_code_revokes_the_grant_and_is_invalid_grant() -> None:
+    ctx, grants, signer = setup(code=make_code(consumed=True))
+    with pytest.raises(InvalidGrantError) as info:
+        await exchange_code(form(), make_client(), ctx)
+    assert info.value.error == "invalid_grant"
+    assert grants.revoked == [("grant-1", "code_reused")]
+    assert grants.redeemed == []
+    assert signer.access_claims == []
+
+
+async def test_lost_redemption_race_revokes_and_is_invalid_grant() -> None:
+    ctx, grants, signer = setup(redeem_result=False)
+    with pytest.raises(InvalidGrantError):
+        await exchange_code(form(), make_client(), ctx)
+    assert len(grants.redeemed) == 1
+    assert grants.revoked == [("grant-1", "code_reused")]
+    assert signer.access_claims == []  # nothing minted
+
+
+@pytest.mark.parametrize(
+    ("case", "kw", "form_kw", "client_kw", "error_cls"),
+    [
+        ("unknown code", {}, {"code": "other-code"}, {}, InvalidGrantError),
+        ("expired code", {"now": 1_700_000_060}, {}, {}, InvalidGrantError),  # expires_at <= now
+        ("long expired code", {"now": 1_700_009_999}, {}, {}, InvalidGrantError),
+        ("code of another client", {}, {"client_id": "client-2"}, {"client_id": "client-2"}, InvalidGrantError),
+        ("redirect_uri differs", {}, {"redirect_uri": "http://127.0.0.1:8080/other"}, {}, InvalidGrantError),
+        ("redirect_uri port differs", {}, {"redirect_uri": "http://127.0.0.1:9090/callback"}, {}, InvalidGrantError),
+        ("wrong verifier", {}, {"code_verifier": "a" * 43}, {}, InvalidGrantError),
+        ("malformed verifier", {}, {"code_verifier": "short"}, {}, InvalidRequestError),
+        ("missing verifier", {}, {"code_verifier": None}, {}, InvalidRequestError),
+        ("missing code", {}, {"code": None}, {}, InvalidRequestError),
+        ("missing redirect_uri", {}, {"redirect_uri": None}, {}, InvalidRequestError),
+        ("resource not covered", {}, {"resource": ("https://other.example.com",)}, {}, InvalidTargetError),
+        ("one of two resources not covered", {}, {"resource": (RESOURCE, "https://other.example.com")}, {},
+         InvalidTargetError),
+        ("malformed resource", {}, {"resource": ("http://127.0.0.1:8000#x",)}, {}, InvalidTargetError),
+        ("grant revoked", {"grant": make_grant(revoked=True)}, {}, {}, InvalidGrantError),
+        ("grant gone", {"grant": make_grant(id="another-grant")}, {}, {}, InvalidGrantError),
+        ("user disabled", {"user": make_user(disabled=True)}, {}, {}, InvalidGrantError),
+        ("user gone", {"user": make_user(id="another-user")}, {}, {}, InvalidGrantError),
+    ],
+)
+async def test_failed_check_consumes_nothing_and_revokes_nothing(
+    case: str, kw: dict[str, Any], form_kw: dict[str, Any], client_kw: dict[str, Any], error_cls: type[Exception]
+) -> None:
+    ctx, grants, signer = setup(**kw)
+    with pytest.raises(error_cls) as info:
+        await exchange_code(form(**form_kw), make_client(**client_kw), ctx)
+    assert type(info.value) is error_cls
+    assert grants.redeemed == []  # redeem_code never called: the code stays usable
+    assert grants.revoked == []
+    assert signer.access_claims == []

@@ -1,0 +1,105 @@
+"""What the user may grant (role cap, client's registered scope) and when a login
+session may be reused (OIDC Core §3.1.2.1 prompt and max_age)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from courseschool.authz.protocol.authorize import AuthorizationRequest
+from courseschool.authz.protocol.consent import consent_can_be_remembered, grantable, session_usable
+from courseschool.common.scopes import ALL_SCOPE_NAMES
+
+from .factories import make_client
+
+
+@pytest.mark.parametrize(
+    ("requested", "role", "client_scope", "granted", "dropped"),
+    [
+        # owner/admin: everything
+        (["openid", "school:write"], "owner", None, ["openid", "school:write"], []),
+        (list(ALL_SCOPE_NAMES), "admin", None, list(ALL_SCOPE_NAMES), []),
+        # lecturer: reads + teaching writes, others dropped
+        (["courses:write", "school:write", "students:read"], "lecturer", None,
+         ["courses:write", "students:read"], ["school:write"]),
+        (["storage:write", "posts:write", "events:write", "curriculum:write"], "lecturer", None,
+         ["curriculum:write", "events:write", "posts:write"], ["storage:write"]),
+        # student: identity and own account
+        (["openid", "profile", "email", "account:read", "account:write", "courses:read"], "student", None,
+         ["openid", "profile", "email", "account:read", "account:write"], ["courses:read"]),
+        (["courses:write"], "student", None, [], ["courses:write"]),
+        # unknown role: nothing
+        (["openid"], "janitor", None, [], ["openid"]),
+        # the client's registered scope caps further
+        (["openid", "courses:read", "courses:write"], "owner", "openid courses:read",
+         ["openid", "courses:read"], ["courses:write"]),
+        (["openid", "courses:write"], "student", "courses:write openid", ["openid"], ["courses:write"]),
+        # order is the registry's, not the request's
+        (["courses:read", "email", "openid"], "owner", None, ["openid", "email", "courses:read"], []),
+        (["school:write", "coupons:write", "openid"], "student", None, ["openid"], ["school:write", "coupons:write"]),
+    ],
+)
+def test_grantable_caps_by_role_and_client_scope_in_registry_order(
+    requested: list[str], role: str, client_scope: str | None, granted: list[str], dropped: list[str]
+) -> None:
+    got_granted, got_dropped = grantable(requested, role=role, client=make_client(scope=client_scope))
+    assert got_granted == granted
+    assert got_dropped == dropped
+
+
+def test_grantable_dedupes_repeated_names() -> None:
+    granted, dropped = grantable(["openid", "openid", "school:write", "school:write"], role="student",
+                                 client=make_client())
+    assert (granted, dropped) == (["openid"], ["school:write"])
+
+
+def request(**kw: Any) -> AuthorizationRequest:
+    fields: dict[str, Any] = {
+        "client_id": "client-1", "redirect_uri": "http://127.0.0.1/cb", "scope": ["openid"], "state": None,
+        "nonce": None, "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "resource": "http://127.0.0.1:8000", "prompt": frozenset(), "max_age": None,
+    }
+    fields.update(kw)
+    return AuthorizationRequest(**fields)
+
+
+NOW = 1_700_000_000
+
+
+@pytest.mark.parametrize(
+    ("kw", "auth_time", "usable"),
+    [
+        ({}, NOW - 86_400, True),  # no constraint: any existing login
+        ({}, None, False),  # no login at all
+        ({"prompt": frozenset({"login"})}, NOW, False),  # prompt=login forces a fresh login
+        ({"prompt": frozenset({"login", "consent"})}, NOW, False),
+        ({"prompt": frozenset({"select_account"})}, NOW, False),
+        ({"prompt": frozenset({"consent"})}, NOW - 10, True),  # consent does not force login
+        ({"prompt": frozenset({"none"})}, NOW - 10, True),
+        ({"max_age": 300}, NOW - 300, True),  # exactly at the limit
+        ({"max_age": 300}, NOW - 299, True),
+        ({"max_age": 300}, NOW - 301, False),  # older than max_age
+        ({"max_age": 0}, NOW - 1, False),
+        ({"max_age": 300}, None, False),
+    ],
+)
+def test_session_usable_honours_prompt_login_and_max_age(kw: dict[str, Any], auth_time: int | None, usable: bool) -> None:
+    assert session_usable(request(**kw), auth_time=auth_time, now=NOW) is usable
+
+
+def test_max_age_zero_forces_a_fresh_login() -> None:
+    assert session_usable(request(max_age=0), auth_time=NOW, now=NOW) is False
+
+
+@pytest.mark.parametrize(
+    ("kw", "remembered"),
+    [
+        ({"is_integration": True, "token_endpoint_auth_method": "client_secret_post"}, True),
+        ({"is_integration": True, "token_endpoint_auth_method": "none"}, False),
+        ({"is_integration": False, "token_endpoint_auth_method": "client_secret_post"}, False),
+        ({"is_integration": False, "token_endpoint_auth_method": "none"}, False),
+    ],
+)
+def test_consent_is_remembered_only_for_confidential_integrations(kw: dict[str, Any], remembered: bool) -> None:
+    assert consent_can_be_remembered(make_client(**kw)) is remembered
