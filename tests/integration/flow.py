@@ -131,3 +131,37 @@ class Flow:
 
     async def count(self, table: str) -> int:
         return await self.pool.fetchval(f"SELECT count(*) FROM {table}")
+
+
+class Lifecycle:
+    """Calls of a client after its first tokens: refresh, revoke, introspect."""
+
+    def __init__(self, flow: Flow) -> None:
+        self.flow = flow
+
+    async def refresh(self, reg: dict[str, Any], refresh_token: str, /, **extra: str) -> httpx.Response:
+        form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": reg["client_id"], **extra}
+        if "client_secret" in reg and "client_secret" not in extra:
+            form["client_secret"] = reg["client_secret"]
+        return await self.flow.token(**form)
+
+    async def revoke(self, reg: dict[str, Any], token: str, /, **extra: str) -> httpx.Response:
+        form = {"token": token, "client_id": reg["client_id"], **extra}
+        if "client_secret" in reg and "client_secret" not in extra:
+            form["client_secret"] = reg["client_secret"]
+        return await self.flow.client.post("/api/oauth/revoke", data=form)
+
+    async def introspect(self, rs: dict[str, Any], token: str) -> dict[str, Any]:
+        response = await self.flow.client.post(
+            "/api/oauth/introspect",
+            data={"token": token, "client_id": rs["client_id"], "client_secret": rs["client_secret"]},
+        )
+        assert response.status_code == 200, response.text
+        assert response.headers["cache-control"] == "no-store"
+        return response.json()
+
+    async def userinfo_status(self, access_token: str) -> int:
+        response = await self.flow.client.get(
+            "/api/oauth/userinfo", headers={"Authorization": f"Bearer {access_token}"}
+        )
+        return response.status_code

@@ -41,7 +41,7 @@ class Grants:
     async def get(self, grant_id: str) -> Grant | None:
         return self.grant if self.grant is not None and self.grant.id == grant_id else None
 
-    async def revoke(self, grant_id: str, *, reason: str) -> None:
+    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
         self.revoked.append((grant_id, reason))
 
     async def redeem_code(self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int) -> bool:
@@ -70,10 +70,15 @@ def setup(
         users=Users(user if user is not None else make_user()),
         codes=Codes((CODE, code if code is not None else make_code())),
         grants=grants,
+        revoker=grants,
         signer=signer,
+        verifier=signer,
         policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
         clock=FrozenClock(now),
         known_resources=frozenset({RESOURCE}),
+        refresh_idle_ttl=86400,
+        refresh_absolute_ttl=7 * 86400,
+        refresh_grace=10,
     )
     return ctx, grants, signer
 

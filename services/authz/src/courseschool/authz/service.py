@@ -19,7 +19,7 @@ from courseschool.common.errors import (
     OAuthError,
     UnsupportedGrantTypeError,
 )
-from courseschool.common.jose import KeyEncryptor, decode_kek, key_set, verify_access_token
+from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.logging import get_logger
 from courseschool.common.resource import canonical_resource
 from courseschool.common.scopes import BY_NAME, format_scope
@@ -31,16 +31,18 @@ from .protocol.authorize import AuthorizationError, Params, validate_authorizati
 from .protocol.clock import Clock, SystemClock
 from .protocol.consent import grantable, session_usable
 from .protocol.context import TokenContext
-from .protocol.grants import authorization_code
+from .protocol import introspection, revocation
+from .protocol.grants import authorization_code, refresh_token
 from .protocol.models import Client, TokenResponse, User
 from .protocol.redirect_uris import describe_redirect_host
-from .protocol.token_request import authenticate_client, check_grant_type_allowed, parse_token_form
+from .protocol.token_request import TokenForm, authenticate_client, check_grant_type_allowed, parse_token_form
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
 from .storage.clients import PgClientStore
 from .storage.grants import PgCodeStore, PgGrantStore
 from .storage.interactions import Interaction, RedisInteractionStore
 from .storage.keys import KeyRing, PgKeyStore
+from .storage.revocations import PgRedisRevoker
 from .storage.sessions import PgSessionStore
 from .storage.users import PgUserStore
 
@@ -48,6 +50,7 @@ log = get_logger(__name__)
 
 GRANT_HANDLERS = {
     authorization_code.GRANT_TYPE: authorization_code.exchange_code,
+    refresh_token.GRANT_TYPE: refresh_token.refresh,
 }
 
 
@@ -75,7 +78,10 @@ class AuthzService:
         self.codes = PgCodeStore(pool)
         self.sessions = PgSessionStore(pool)
         self.interactions = RedisInteractionStore(redis, settings.interaction_ttl)
-        self.keys = PgKeyStore(pool, KeyEncryptor(decode_kek(settings.key_encryption_key)))
+        self.keys = PgKeyStore(
+            pool, KeyEncryptor(decode_kek(settings.key_encryption_key)), issuer=settings.issuer, clock=self.clock
+        )
+        self.revoker = PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=self.clock)
         self.ring: KeyRing | None = None
         self.default_resource = canonical_resource(settings.base_url) or settings.base_url
         extra = {canonical_resource(r) for r in settings.extra_resources.split()}
@@ -214,13 +220,15 @@ class AuthzService:
 
     def token_context(self) -> TokenContext:
         return TokenContext(
-            clients=self.clients, users=self.users, codes=self.codes, grants=self.grants, signer=self.key_ring,
-            policy=self.policy, clock=self.clock, known_resources=self.known_resources,
+            clients=self.clients, users=self.users, codes=self.codes, grants=self.grants, revoker=self.revoker,
+            signer=self.key_ring, verifier=self.key_ring, policy=self.policy, clock=self.clock,
+            known_resources=self.known_resources, refresh_idle_ttl=self.settings.refresh_token_idle_ttl,
+            refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
+            refresh_grace=self.settings.refresh_token_grace,
         )
 
     async def token(self, form: Params) -> TokenResponse:
-        parsed = parse_token_form(form)
-        client = await authenticate_client(parsed, self.clients)
+        parsed, client = await self._authenticated(form)
         if not parsed.grant_type:
             raise InvalidRequestError("grant_type is required")
         handler = GRANT_HANDLERS.get(parsed.grant_type)
@@ -229,16 +237,27 @@ class AuthzService:
         check_grant_type_allowed(client, parsed.grant_type)
         return await handler(parsed, client, self.token_context())
 
+    async def revoke(self, form: Params) -> None:
+        """RFC 7009 §2."""
+        parsed, client = await self._authenticated(form)
+        await revocation.revoke(parsed, client, self.token_context())
+
+    async def introspect(self, form: Params) -> dict[str, Any]:
+        """RFC 7662 §2."""
+        parsed, client = await self._authenticated(form)
+        return await introspection.introspect(parsed, client, self.token_context())
+
+    async def _authenticated(self, form: Params) -> tuple[TokenForm, Client]:
+        parsed = parse_token_form(form)
+        return parsed, await authenticate_client(parsed, self.clients)
+
     # -- bearer tokens at the authorization server (UserInfo) --------------------
 
     async def verify_bearer(self, token: str) -> dict[str, Any]:
         """An access token of ours, live: signature, issuer, expiry, grant not revoked."""
-        claims = verify_access_token(
-            token, key_set(self.key_ring.public_jwks), issuer=self.settings.issuer, audience=None,
-            now=self.clock.now(), leeway=0,
-        )
-        grant = await self.grants.get(str(claims.get("grant_id", "00000000-0000-0000-0000-000000000000")))
-        if grant is None or grant.revoked:
+        claims = self.key_ring.verify(token)
+        grant = await self.grants.get(str(claims.get("grant_id", "")))
+        if grant is None or grant.revoked or await self.revoker.access_token_revoked(str(claims["jti"])):
             raise InvalidTokenError("the access token has been revoked")
         return claims
 

@@ -14,15 +14,26 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     code_ttl: int = 60
     interaction_ttl: int = 900
     session_ttl: int = 43200
+    # Refresh tokens: unused for longer than the idle limit, or older than the absolute
+    # limit counted from the first grant, they stop working.
+    refresh_token_idle_ttl: int = 14 * 86400
+    refresh_token_absolute_ttl: int = 90 * 86400
+    # An immediate retry with a just-rotated refresh token gets the same answer back.
+    refresh_token_grace: int = 10
     # Extra resource identifiers tokens may be bound to, space-separated; the resource
     # API at BASE_URL is always known.
     extra_resources: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("access_token_ttl", "id_token_ttl", "code_ttl", "interaction_ttl", "session_ttl"):
+        for name in (
+            "access_token_ttl", "id_token_ttl", "code_ttl", "interaction_ttl", "session_ttl",
+            "refresh_token_idle_ttl", "refresh_token_absolute_ttl",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
+        if not 0 <= self.refresh_token_grace <= 60:
+            raise ValueError("REFRESH_TOKEN_GRACE must be between 0 and 60 seconds")
 
     @property
     def cookie_secure(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from .clock import Clock
-from .ports import ClientStore, CodeStore, GrantStore, Signer, UserStore
+from .ports import AccessTokenVerifier, ClientStore, CodeStore, GrantStore, Revoker, Signer, UserStore
 from .tokens import TokenPolicy
 
 
@@ -14,7 +14,12 @@ class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
     users: UserStore
     codes: CodeStore
     grants: GrantStore
+    revoker: Revoker
     signer: Signer
+    verifier: AccessTokenVerifier
     policy: TokenPolicy
     clock: Clock
     known_resources: frozenset[str]
+    refresh_idle_ttl: int
+    refresh_absolute_ttl: int
+    refresh_grace: int

@@ -63,6 +63,16 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
     revoked: bool
 
 
+class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):
+    grant: Grant
+    scope: str
+    resource: str
+    created_at: int
+    consumed_at: int | None
+    replay: bytes | None
+    successor_live: bool  # the token it was rotated into is still unused
+
+
 class TokenResponse(msgspec.Struct, frozen=True, omit_defaults=True):
     """RFC 6749 §5.1 field names exactly; `id_token` per OIDC Core §3.1.3.3."""
 

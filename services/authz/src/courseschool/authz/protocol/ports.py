@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .models import AuthorizationCode, Client, Grant, User
+from enum import Enum
+
+from .models import AuthorizationCode, Client, Grant, RefreshToken, User
 
 
 class ClientStore(Protocol):
@@ -19,14 +21,40 @@ class CodeStore(Protocol):
     async def get(self, code: str) -> AuthorizationCode | None: ...
 
 
+class Rotation(Enum):
+    ROTATED = "rotated"
+    ALREADY_USED = "already_used"  # another request rotated it first
+    GRANT_REVOKED = "grant_revoked"
+
+
 class GrantStore(Protocol):
     async def get(self, grant_id: str) -> Grant | None: ...
 
-    async def revoke(self, grant_id: str, *, reason: str) -> None: ...
+    async def get_refresh_token(self, token: str) -> RefreshToken | None: ...
+
+    async def rotate_refresh_token(self, *, old: str, new: str, grant_id: str, replay: bytes, now: int) -> Rotation:
+        """Consume `old` and record `new` in one transaction that excludes a
+        concurrent revocation of the grant."""
 
     async def redeem_code(self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int) -> bool:
         """Consume the code atomically, recording the first refresh token in the same
         transaction; False when the code was used already."""
+
+
+class Revoker(Protocol):
+    """Revocation: written to Postgres first, then fanned out to resource servers."""
+
+    async def revoke_grant(self, grant_id: str, *, reason: str) -> None: ...
+
+    async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None: ...
+
+    async def access_token_revoked(self, jti: str) -> bool: ...
+
+
+class AccessTokenVerifier(Protocol):
+    def verify(self, token: str, *, leeway: int = 0) -> dict[str, Any]:
+        """Signature, `typ`, issuer and expiry of one of our access tokens; raises
+        InvalidTokenError."""
 
 
 class Signer(Protocol):

@@ -8,7 +8,13 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from courseschool.common.errors import InvalidClientError, InvalidRequestError, UnauthorizedClientError
+from courseschool.common.errors import (
+    InvalidClientError,
+    InvalidRequestError,
+    InvalidTargetError,
+    UnauthorizedClientError,
+)
+from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import digest, same
 
 from .models import Client
@@ -26,6 +32,8 @@ class TokenForm(msgspec.Struct, frozen=True, kw_only=True):
     code_verifier: str | None = None
     refresh_token: str | None = None
     scope: str | None = None
+    token: str | None = None  # revocation (RFC 7009 §2.1) and introspection (RFC 7662 §2.1)
+    token_type_hint: str | None = None
     resource: tuple[str, ...] = ()
 
 
@@ -68,3 +76,22 @@ async def authenticate_client(form: TokenForm, clients: ClientStore) -> Client:
 def check_grant_type_allowed(client: Client, grant_type: str) -> None:
     if grant_type not in client.grant_types:
         raise UnauthorizedClientError(f"this client is not registered for the {grant_type} grant")
+
+
+def required(value: str | None, name: str) -> str:
+    if not value:
+        raise InvalidRequestError(f"{name} is required")
+    return value
+
+
+def resource_within_grant(requested: tuple[str, ...], granted: str) -> str:
+    """RFC 8707 §2.2: a token may be bound to the resource the grant covers, never
+    another; naming none keeps the grant's."""
+    if not requested:
+        return granted
+    canon = {canonical_resource(r) for r in requested}
+    if None in canon:
+        raise InvalidTargetError("resource must be an absolute URI without fragment")
+    if canon != {granted}:
+        raise InvalidTargetError("the resource is not covered by this authorization grant")
+    return granted

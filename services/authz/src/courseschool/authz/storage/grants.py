@@ -13,7 +13,8 @@ import asyncpg
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AuthorizationCode, Grant
+from ..protocol.models import AuthorizationCode, Grant, RefreshToken
+from ..protocol.ports import Rotation
 
 _GRANT_COLUMNS = """id::text, client_id, user_id::text, school_id::text, scope, resource,
     extract(epoch FROM auth_time)::bigint AS auth_time,
@@ -24,10 +25,6 @@ _INSERT_GRANT = f"""
 INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8))
 RETURNING {_GRANT_COLUMNS}
-"""
-_REVOKE_GRANT = """
-UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
-WHERE id = $1 AND revoked_at IS NULL
 """
 _INSERT_CODE = """
 INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at)
@@ -47,6 +44,25 @@ UPDATE authz_codes SET consumed_at = now()
 WHERE code_hash = $1 AND consumed_at IS NULL
 RETURNING grant_id
 """
+_GET_REFRESH = """
+SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS grant_scope,
+       g.resource AS grant_resource, extract(epoch FROM g.auth_time)::bigint AS auth_time,
+       extract(epoch FROM g.created_at)::bigint AS created_at, g.revoked_at IS NOT NULL AS revoked,
+       rt.scope, rt.resource, extract(epoch FROM rt.created_at)::bigint AS rt_created_at,
+       extract(epoch FROM rt.consumed_at)::bigint AS consumed_at, rt.replay,
+       EXISTS (SELECT 1 FROM authz_refresh_tokens n WHERE n.token_hash = rt.replaced_by AND n.consumed_at IS NULL)
+           AS successor_live
+FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id
+WHERE rt.token_hash = $1
+"""
+# Taken by a rotation; a revocation's UPDATE of the same row waits for it (and it for
+# the revocation), so a revocation that has answered leaves no new token behind.
+_LOCK_GRANT = "SELECT revoked_at IS NOT NULL FROM authz_grants WHERE id = $1 FOR UPDATE"
+_CONSUME_REFRESH = """
+UPDATE authz_refresh_tokens SET consumed_at = to_timestamp($2), replaced_by = $3, replay = $4
+WHERE token_hash = $1 AND consumed_at IS NULL
+RETURNING scope, resource
+"""
 _INSERT_REFRESH = """
 INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
 VALUES ($1, $2, $3, $4, to_timestamp($5))
@@ -60,7 +76,11 @@ class PgGrantStore:
         self._pool = pool
 
     async def get(self, grant_id: str) -> Grant | None:
-        row = await self._pool.fetchrow(_GET_GRANT, uuid.UUID(grant_id))
+        try:
+            gid = uuid.UUID(grant_id)
+        except ValueError:
+            return None
+        row = await self._pool.fetchrow(_GET_GRANT, gid)
         return Grant(**dict(row)) if row else None
 
     async def create_with_code(
@@ -79,8 +99,30 @@ class PgGrantStore:
             )
         return Grant(**dict(row))
 
-    async def revoke(self, grant_id: str, *, reason: str) -> None:
-        await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason)
+    async def get_refresh_token(self, token: str) -> RefreshToken | None:
+        row = await self._pool.fetchrow(_GET_REFRESH, digest(token))
+        if row is None:
+            return None
+        grant = Grant(
+            id=row["id"], client_id=row["client_id"], user_id=row["user_id"], school_id=row["school_id"],
+            scope=row["grant_scope"], resource=row["grant_resource"], auth_time=row["auth_time"],
+            created_at=row["created_at"], revoked=row["revoked"],
+        )
+        return RefreshToken(
+            grant=grant, scope=row["scope"], resource=row["resource"], created_at=row["rt_created_at"],
+            consumed_at=row["consumed_at"], replay=row["replay"], successor_live=row["successor_live"],
+        )
+
+    async def rotate_refresh_token(self, *, old: str, new: str, grant_id: str, replay: bytes, now: int) -> Rotation:
+        async with self._pool.acquire() as conn, conn.transaction():
+            revoked = await conn.fetchval(_LOCK_GRANT, uuid.UUID(grant_id))
+            if revoked is None or revoked:
+                return Rotation.GRANT_REVOKED
+            row = await conn.fetchrow(_CONSUME_REFRESH, digest(old), now, digest(new), replay)
+            if row is None:
+                return Rotation.ALREADY_USED
+            await conn.execute(_INSERT_REFRESH, digest(new), uuid.UUID(grant_id), row["scope"], row["resource"], now)
+        return Rotation.ROTATED
 
     async def redeem_code(
         self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int

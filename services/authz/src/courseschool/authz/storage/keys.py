@@ -10,7 +10,10 @@ from typing import Any
 import asyncpg
 from cryptography.exceptions import InvalidTag
 
-from courseschool.common.jose import KeyEncryptor, generate_signing_key, sign_jwt
+from courseschool.common.errors import InvalidTokenError
+from courseschool.common.jose import KeyEncryptor, generate_signing_key, key_set, sign_jwt, verify_access_token
+
+from ..protocol.clock import Clock
 
 SIGNING_ALGS = ("ES256", "RS256")
 
@@ -32,7 +35,9 @@ class KeyDecryptionError(RuntimeError):
 class KeyRing:
     """The loaded keys: the active private key per algorithm, and the public JWKS."""
 
-    def __init__(self, rows: list[asyncpg.Record], encryptor: KeyEncryptor) -> None:
+    def __init__(self, rows: list[asyncpg.Record], encryptor: KeyEncryptor, *, issuer: str, clock: Clock) -> None:
+        self._issuer = issuer
+        self._clock = clock
         self._active: dict[str, dict[str, Any]] = {}
         self._public: list[dict[str, Any]] = []
         for row in rows:
@@ -44,6 +49,8 @@ class KeyRing:
                     raise KeyDecryptionError(
                         f"signing key {row['kid']} cannot be opened with this KEY_ENCRYPTION_KEY"
                     ) from None
+
+        self._key_set = key_set(self._public) if self._public else None
 
     @property
     def public_jwks(self) -> list[dict[str, Any]]:
@@ -58,14 +65,24 @@ class KeyRing:
     def sign_id_token(self, claims: dict[str, Any], alg: str) -> str:
         return sign_jwt(claims, self._active[alg], typ="JWT")
 
+    def verify(self, token: str, *, leeway: int = 0) -> dict[str, Any]:
+        """One of our access tokens: signature, typ, issuer, expiry (RFC 9068 §4)."""
+        if self._key_set is None:
+            raise InvalidTokenError("no signing keys are published")
+        return verify_access_token(
+            token, self._key_set, issuer=self._issuer, audience=None, now=self._clock.now(), leeway=leeway
+        )
+
 
 class PgKeyStore:
-    def __init__(self, pool: asyncpg.Pool, encryptor: KeyEncryptor) -> None:
+    def __init__(self, pool: asyncpg.Pool, encryptor: KeyEncryptor, *, issuer: str, clock: Clock) -> None:
         self._pool = pool
         self._encryptor = encryptor
+        self._issuer = issuer
+        self._clock = clock
 
     async def load(self) -> KeyRing:
-        return KeyRing(await self._pool.fetch(_LIST), self._encryptor)
+        return KeyRing(await self._pool.fetch(_LIST), self._encryptor, issuer=self._issuer, clock=self._clock)
 
     async def ensure_active(self) -> KeyRing:
         """Create an active key for each algorithm that has none. The partial unique

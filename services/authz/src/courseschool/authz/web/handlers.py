@@ -167,14 +167,33 @@ async def stylesheet() -> Response[bytes]:
 
 @post("/api/oauth/token", status_code=200)
 async def token(request: Request, authz: Authz) -> Response[bytes]:
-    content_type = request.headers.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
-        raise InvalidRequestError("the token request must be application/x-www-form-urlencoded")
-    if request.headers.get("authorization"):
-        raise InvalidClientError("HTTP authentication is not supported; use client_secret_post or none")
+    _require_form(request)
     form = await request.form()
     response = await authz.token(_multi(form.multi_items()))
     return Response(msgspec.json.encode(response), media_type="application/json", headers=NO_STORE)
+
+
+def _require_form(request: Request) -> None:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        raise InvalidRequestError("the request body must be application/x-www-form-urlencoded")
+    if request.headers.get("authorization"):
+        raise InvalidClientError("HTTP authentication is not supported; use client_secret_post or none")
+
+
+@post("/api/oauth/revoke", status_code=200)
+async def revoke(request: Request, authz: Authz) -> Response[bytes]:
+    """RFC 7009 §2.2: 200 with an empty body, known token or not."""
+    _require_form(request)
+    await authz.revoke(_multi((await request.form()).multi_items()))
+    return Response(b"", headers=NO_STORE)
+
+
+@post("/api/oauth/introspect", status_code=200)
+async def introspect(request: Request, authz: Authz) -> Response[bytes]:
+    _require_form(request)
+    body = await authz.introspect(_multi((await request.form()).multi_items()))
+    return _json(body, headers=NO_STORE)
 
 
 # -- UserInfo (OIDC Core §5.3) and JWKS -----------------------------------------------
@@ -237,6 +256,7 @@ async def internal_oidc_metadata(request: Request, authz: Authz) -> Response[byt
 
 
 ROUTES = [
-    register, authorize, interaction_page, login_submit, consent_submit, stylesheet, token, userinfo, jwks,
+    register, authorize, interaction_page, login_submit, consent_submit, stylesheet, token, revoke, introspect,
+    userinfo, jwks,
     internal_as_metadata, internal_oidc_metadata,
 ]

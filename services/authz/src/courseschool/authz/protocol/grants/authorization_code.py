@@ -9,15 +9,14 @@ Nothing is consumed before every check has passed.
 
 from __future__ import annotations
 
-from courseschool.common.errors import InvalidGrantError, InvalidRequestError, InvalidTargetError
+from courseschool.common.errors import InvalidGrantError
 from courseschool.common.logging import get_logger
-from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import new_token
 
 from .. import pkce
 from ..context import TokenContext
 from ..models import AuthorizationCode, Client, TokenResponse
-from ..token_request import TokenForm
+from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint
 
 log = get_logger(__name__)
@@ -27,15 +26,15 @@ GRANT_TYPE = "authorization_code"
 
 async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext) -> TokenResponse:
     """Authorization code -> tokens. RFC 6749 §4.1.3; PKCE RFC 7636 §4.6."""
-    code_value = _required(form.code, "code")
-    redirect_uri = _required(form.redirect_uri, "redirect_uri")
+    code_value = required(form.code, "code")
+    redirect_uri = required(form.redirect_uri, "redirect_uri")
     code = await _load_unused_code(code_value, ctx)
     now = ctx.clock.now()
     _check_client(code, client)
     _check_expiry(code, now)
     _check_redirect_uri(code, redirect_uri)
     pkce.verify(form.code_verifier, code.code_challenge)
-    resource = _check_resource(form.resource, code)
+    resource = resource_within_grant(form.resource, code.resource)
     grant = await ctx.grants.get(code.grant_id)
     user = await ctx.users.get(code.user_id)
     if grant is None or grant.revoked or user is None or user.disabled:
@@ -53,12 +52,6 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext) -> T
     )
 
 
-def _required(value: str | None, name: str) -> str:
-    if not value:
-        raise InvalidRequestError(f"{name} is required")
-    return value
-
-
 async def _load_unused_code(value: str, ctx: TokenContext) -> AuthorizationCode:
     code = await ctx.codes.get(value)
     if code is None:
@@ -70,7 +63,7 @@ async def _load_unused_code(value: str, ctx: TokenContext) -> AuthorizationCode:
 
 async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext) -> None:
     """§4.1.2: a code used twice is refused and what its first use issued is revoked."""
-    await ctx.grants.revoke(code.grant_id, reason="code_reused")
+    await ctx.revoker.revoke_grant(code.grant_id, reason="code_reused")
     log.warning("code_reused", client_id=code.client_id, grant_id=code.grant_id)
     raise InvalidGrantError("the authorization code is invalid, expired or already used")
 
@@ -89,15 +82,3 @@ def _check_redirect_uri(code: AuthorizationCode, redirect_uri: str) -> None:
     # §4.1.3: identical to the value in the authorization request.
     if redirect_uri != code.redirect_uri:
         raise InvalidGrantError("redirect_uri differs from the one in the authorization request")
-
-
-def _check_resource(requested: tuple[str, ...], code: AuthorizationCode) -> str:
-    """RFC 8707 §2.2: the token may be bound to the resource the grant covers, no other."""
-    if not requested:
-        return code.resource
-    canon = {canonical_resource(r) for r in requested}
-    if None in canon:
-        raise InvalidTargetError("resource must be an absolute URI without fragment")
-    if canon != {code.resource}:
-        raise InvalidTargetError("the resource is not covered by this authorization grant")
-    return code.resource

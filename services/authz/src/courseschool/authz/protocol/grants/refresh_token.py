@@ -1,0 +1,102 @@
+"""The refresh token grant: RFC 6749 §6, with rotation and reuse detection as
+RFC 9700 §4.14.2 and OAuth 2.1 §4.3.1 ask.
+
+Linear steps: load the token, check client, grant, lifetimes, scope (narrowing
+only, §6) and resource (RFC 8707 §2.2), all before anything changes; then rotate
+atomically. A token presented again is a reuse: inside the grace window, while the
+token it was rotated into is still unused, the same client gets the first answer
+back (a lost response, retried); otherwise the whole grant is revoked.
+"""
+
+from __future__ import annotations
+
+from courseschool.common.errors import InvalidGrantError, InvalidScopeError
+from courseschool.common.logging import get_logger
+from courseschool.common.scopes import format_scope, parse_scope
+from courseschool.common.secrets import new_token
+
+from .. import replay
+from ..context import TokenContext
+from ..models import Client, RefreshToken, TokenResponse, User
+from ..ports import Rotation
+from ..token_request import TokenForm, required, resource_within_grant
+from ..tokens import mint
+
+log = get_logger(__name__)
+
+GRANT_TYPE = "refresh_token"
+INVALID = "the refresh token is invalid, expired or revoked"
+
+
+async def refresh(form: TokenForm, client: Client, ctx: TokenContext) -> TokenResponse:
+    """Refresh token -> new access token and a rotated refresh token. RFC 6749 §6."""
+    value = required(form.refresh_token, "refresh_token")
+    token = await _load(value, ctx)
+    now = ctx.clock.now()
+    _check_client(token, client)
+    _check_lifetimes(token, now, ctx)
+    scope = _narrowed_scope(form.scope, token.scope)
+    resource = resource_within_grant(form.resource, token.resource)
+    user = await _active_user(token, ctx)
+    if token.consumed_at is not None:
+        return await _replay_or_revoke(value, token, now, ctx)
+    new_refresh = new_token()
+    response = mint(
+        ctx.policy, ctx.signer, client=client, grant=token.grant, user=user, scope=scope, resource=resource,
+        nonce=None, refresh_token=new_refresh, now=now,
+    )
+    outcome = await ctx.grants.rotate_refresh_token(
+        old=value, new=new_refresh, grant_id=token.grant.id, replay=replay.seal(value, response), now=now
+    )
+    if outcome is Rotation.GRANT_REVOKED:
+        raise InvalidGrantError(INVALID)
+    if outcome is Rotation.ALREADY_USED:  # a concurrent request rotated it first
+        return await _replay_or_revoke(value, await _load(value, ctx), now, ctx)
+    log.info("token_issued", grant_type=GRANT_TYPE, client_id=client.client_id, grant_id=token.grant.id)
+    return response
+
+
+async def _load(value: str, ctx: TokenContext) -> RefreshToken:
+    token = await ctx.grants.get_refresh_token(value)
+    if token is None or token.grant.revoked:
+        raise InvalidGrantError(INVALID)
+    return token
+
+
+def _check_client(token: RefreshToken, client: Client) -> None:
+    # §6: the refresh token must have been issued to the authenticated client.
+    if token.grant.client_id != client.client_id:
+        raise InvalidGrantError(INVALID)
+
+
+def _check_lifetimes(token: RefreshToken, now: int, ctx: TokenContext) -> None:
+    if now - token.created_at > ctx.refresh_idle_ttl or now - token.grant.created_at > ctx.refresh_absolute_ttl:
+        raise InvalidGrantError("the refresh token has expired")
+
+
+def _narrowed_scope(requested: str | None, granted: str) -> str:
+    """§6: the requested scope must not include any scope not originally granted."""
+    if requested is None:
+        return granted
+    names = parse_scope(requested)
+    extra = [n for n in names if n not in parse_scope(granted)]
+    if not names or extra:
+        raise InvalidScopeError("a refresh may narrow the scope, never widen it")
+    return format_scope(names)
+
+
+async def _active_user(token: RefreshToken, ctx: TokenContext) -> User:
+    user = await ctx.users.get(token.grant.user_id)
+    if user is None or user.disabled:
+        raise InvalidGrantError(INVALID)
+    return user
+
+
+async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: TokenContext) -> TokenResponse:
+    within_grace = token.consumed_at is not None and now - token.consumed_at <= ctx.refresh_grace
+    if within_grace and token.successor_live and token.replay is not None and not token.grant.revoked:
+        log.info("refresh_retried", client_id=token.grant.client_id, grant_id=token.grant.id)
+        return replay.open_sealed(value, token.replay)
+    await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused")
+    log.warning("refresh_reused", client_id=token.grant.client_id, grant_id=token.grant.id)
+    raise InvalidGrantError(INVALID)

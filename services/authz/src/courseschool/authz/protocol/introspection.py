@@ -1,0 +1,61 @@
+"""Token introspection, RFC 7662.
+
+§2.1: only confidential clients (resource servers) may ask. §2.2: for a token that
+is not active the answer is `{"active": false}` and nothing else; this covers
+expired, revoked, consumed, unknown and forged tokens, ID tokens, and refresh tokens
+of another client. An active access token shows its claims (RFC 8707's binding in
+`aud`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from courseschool.common.errors import InvalidClientError, InvalidTokenError
+
+from .context import TokenContext
+from .models import Client
+from .token_request import TokenForm, required
+
+INACTIVE: dict[str, Any] = {"active": False}
+_ACCESS_CLAIMS = ("scope", "client_id", "sub", "aud", "iss", "exp", "iat", "nbf", "jti", "school_id", "auth_time")
+
+
+async def introspect(form: TokenForm, client: Client, ctx: TokenContext) -> dict[str, Any]:
+    if client.is_public:
+        raise InvalidClientError("introspection is for confidential clients")
+    value = required(form.token, "token")
+    try:
+        claims = ctx.verifier.verify(value)
+    except InvalidTokenError:
+        return await _refresh_token(value, client, ctx)
+    return await _access_token(claims, ctx)
+
+
+async def _access_token(claims: dict[str, Any], ctx: TokenContext) -> dict[str, Any]:
+    grant = await ctx.grants.get(str(claims.get("grant_id", "")))
+    if grant is None or grant.revoked or await ctx.revoker.access_token_revoked(str(claims["jti"])):
+        return INACTIVE
+    user = await ctx.users.get(grant.user_id)
+    if user is None or user.disabled:
+        return INACTIVE
+    out = {"active": True, "token_type": "Bearer"}
+    out.update({k: claims[k] for k in _ACCESS_CLAIMS if k in claims})
+    return out
+
+
+async def _refresh_token(value: str, client: Client, ctx: TokenContext) -> dict[str, Any]:
+    token = await ctx.grants.get_refresh_token(value)
+    if token is None or token.grant.revoked or token.consumed_at is not None:
+        return INACTIVE
+    if token.grant.client_id != client.client_id:
+        return INACTIVE
+    now = ctx.clock.now()
+    expires = min(token.created_at + ctx.refresh_idle_ttl, token.grant.created_at + ctx.refresh_absolute_ttl)
+    if expires <= now:
+        return INACTIVE
+    return {
+        "active": True, "token_type": "refresh_token", "scope": token.scope, "client_id": token.grant.client_id,
+        "sub": token.grant.user_id, "aud": token.resource, "iss": ctx.policy.issuer, "exp": expires,
+        "iat": token.created_at,
+    }

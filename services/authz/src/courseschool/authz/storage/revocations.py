@@ -1,0 +1,66 @@
+"""Revocation: Postgres is the record; Redis carries it to the resource servers.
+
+Each revocation is written to Postgres first, then published: a key with an expiry
+(`revoked:grant:<id>`, `revoked:jti:<jti>`) that a resource server can check, and a
+message on the `revocations` channel for those that keep a local cache. A Redis
+failure never undoes or fails a revocation; resource servers that lose the feed fall
+back to asking the authorization server.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import msgspec
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from courseschool.common.logging import get_logger
+from courseschool.common.revocation import CHANNEL, RevocationEvent, grant_key, jti_key
+
+from ..protocol.clock import Clock
+
+log = get_logger(__name__)
+
+_REVOKE_GRANT = """
+UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
+WHERE id = $1 AND revoked_at IS NULL
+"""
+_REVOKE_JTI = """
+INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at) VALUES ($1, $2, to_timestamp($3))
+ON CONFLICT (jti) DO NOTHING
+"""
+_JTI_REVOKED = "SELECT EXISTS (SELECT 1 FROM authz_revoked_access_tokens WHERE jti = $1)"
+
+
+class PgRedisRevoker:
+    def __init__(self, pool: asyncpg.Pool, redis: aioredis.Redis, *, access_token_ttl: int, clock: Clock) -> None:
+        self._pool = pool
+        self._redis = redis
+        # A revoked grant must stay visible until every access token it issued expired.
+        self._grant_visibility = access_token_ttl + 120
+        self._clock = clock
+
+    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
+        await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason)
+        log.info("grant_revoked", grant_id=grant_id, reason=reason)
+        await self._publish(grant_key(grant_id), self._grant_visibility, RevocationEvent(grant_id=grant_id))
+
+    async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None:
+        await self._pool.execute(_REVOKE_JTI, jti, uuid.UUID(grant_id), expires_at)
+        log.info("access_token_revoked", jti=jti, grant_id=grant_id)
+        ttl = max(1, expires_at - self._clock.now() + 120)
+        await self._publish(jti_key(jti), ttl, RevocationEvent(jti=jti))
+
+    async def access_token_revoked(self, jti: str) -> bool:
+        return bool(await self._pool.fetchval(_JTI_REVOKED, jti))
+
+    async def _publish(self, key: str, ttl: int, event: RevocationEvent) -> None:
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.set(key, b"1", ex=ttl)
+                pipe.publish(CHANNEL, msgspec.json.encode(event))
+                await pipe.execute()
+        except (redis.exceptions.RedisError, OSError) as exc:
+            log.warning("revocation_fanout_failed", key=key, error=type(exc).__name__)
