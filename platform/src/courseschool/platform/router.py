@@ -6,11 +6,11 @@ to every app, so each opens and closes its own pools.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from typing import Any
 
 from litestar.types import ASGIApp, Receive, Scope, Send
+
+from courseschool.common.asgi import AppLifespan
 
 NOT_FOUND = b'{"error":"not_found","error_description":"no such endpoint"}'
 
@@ -43,7 +43,7 @@ class PathRouter:
         await app(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        runners = [_AppLifespan(app) for app in self.apps]
+        runners = [AppLifespan(app) for app in self.apps]
         message = await receive()
         assert message["type"] == "lifespan.startup"
         try:
@@ -59,33 +59,3 @@ class PathRouter:
         for runner in reversed(runners):
             await runner.shutdown()
         await send({"type": "lifespan.shutdown.complete"})
-
-
-class _AppLifespan:
-    """Drives one app's lifespan protocol from the router."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.to_app: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.from_app: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.task: asyncio.Task[None] | None = None
-        self.started = False
-
-    async def startup(self) -> None:
-        self.task = asyncio.create_task(
-            self.app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, self.to_app.get, self.from_app.put)  # type: ignore[arg-type]
-        )
-        await self.to_app.put({"type": "lifespan.startup"})
-        reply = await self.from_app.get()
-        if reply["type"] != "lifespan.startup.complete":
-            raise RuntimeError(reply.get("message") or "an app failed to start")
-        self.started = True
-
-    async def shutdown(self) -> None:
-        if self.task is None:
-            return
-        if self.started:
-            await self.to_app.put({"type": "lifespan.shutdown"})
-            await self.from_app.get()
-        await asyncio.wait([self.task], timeout=5)
-        self.task = None

@@ -3,6 +3,7 @@ admin CLI) call. It wires protocol rules to the stores and holds no HTTP detail.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -33,6 +34,7 @@ from .protocol.consent import grantable, session_usable
 from .protocol.context import TokenContext
 from .protocol import introspection, revocation
 from .protocol.grants import authorization_code, refresh_token
+from .protocol.key_rotation import RotationPolicy
 from .protocol.models import Client, TokenResponse, User
 from .protocol.redirect_uris import describe_redirect_host
 from .protocol.token_request import TokenForm, authenticate_client, check_grant_type_allowed, parse_token_form
@@ -78,8 +80,13 @@ class AuthzService:
         self.codes = PgCodeStore(pool)
         self.sessions = PgSessionStore(pool)
         self.interactions = RedisInteractionStore(redis, settings.interaction_ttl)
+        rotation = RotationPolicy(
+            interval=settings.key_rotation_interval, lead=settings.key_publish_lead,
+            retire_after=max(settings.access_token_ttl, settings.id_token_ttl) + 300,
+        )
         self.keys = PgKeyStore(
-            pool, KeyEncryptor(decode_kek(settings.key_encryption_key)), issuer=settings.issuer, clock=self.clock
+            pool, KeyEncryptor(decode_kek(settings.key_encryption_key)), issuer=settings.issuer, clock=self.clock,
+            policy=rotation,
         )
         self.revoker = PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=self.clock)
         self.ring: KeyRing | None = None
@@ -92,6 +99,20 @@ class AuthzService:
 
     async def start(self) -> None:
         self.ring = await self.keys.ensure_active()
+
+    async def maintain_keys(self) -> None:
+        """Take due rotation steps, then reload, so this replica signs with the key
+        every other replica signs with."""
+        await self.keys.maintain()
+        self.ring = await self.keys.load()
+
+    async def key_maintenance_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.key_reload_interval)
+            try:
+                await self.maintain_keys()
+            except Exception as exc:  # keep the last good keys; try again next round
+                log.warning("signing_key_reload_failed", error=type(exc).__name__)
 
     @property
     def key_ring(self) -> KeyRing:

@@ -20,6 +20,11 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     refresh_token_absolute_ttl: int = 90 * 86400
     # An immediate retry with a just-rotated refresh token gets the same answer back.
     refresh_token_grace: int = 10
+    # Signing keys: each signs for KEY_ROTATION_INTERVAL; its successor is published
+    # KEY_PUBLISH_LEAD before it signs; replicas reload keys every KEY_RELOAD_INTERVAL.
+    key_rotation_interval: int = 30 * 86400
+    key_publish_lead: int = 3600
+    key_reload_interval: int = 60
     # Extra resource identifiers tokens may be bound to, space-separated; the resource
     # API at BASE_URL is always known.
     extra_resources: str = ""
@@ -28,10 +33,13 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
         super().__post_init__()
         for name in (
             "access_token_ttl", "id_token_ttl", "code_ttl", "interaction_ttl", "session_ttl",
-            "refresh_token_idle_ttl", "refresh_token_absolute_ttl",
+            "refresh_token_idle_ttl", "refresh_token_absolute_ttl", "key_rotation_interval", "key_publish_lead",
+            "key_reload_interval",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
+        if self.key_publish_lead >= self.key_rotation_interval:
+            raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
         if not 0 <= self.refresh_token_grace <= 60:
             raise ValueError("REFRESH_TOKEN_GRACE must be between 0 and 60 seconds")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -34,7 +35,11 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             service = AuthzService(settings, pool, redis, clock=clock)
             await service.start()
             holder["service"] = service
-            yield
+            maintenance = asyncio.create_task(service.key_maintenance_loop())
+            try:
+                yield
+            finally:
+                maintenance.cancel()
         finally:
             holder.clear()
             await redis.aclose()
