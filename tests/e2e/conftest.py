@@ -9,6 +9,8 @@ from the product except through HTTP.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import queue
 import signal
@@ -51,6 +53,7 @@ class Platform:
     password: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    address: str = ""  # where it listens, when that differs from the public origin
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -74,15 +77,35 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def platform(database_url: str, redis_url: str, kek: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    with running_platform(database_url, redis_url, kek, tmp_path_factory.mktemp("platform-data")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def platform_b(
+    platform: Platform, database_url: str, redis_url: str, kek: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Platform]:
+    """A second replica sharing the first one's Postgres, Redis, key-encryption key and
+    public origin (the issuer); it listens on a port of its own."""
+    data_dir = tmp_path_factory.mktemp("platform-b-data")
+    with running_platform(database_url, redis_url, kek, data_dir, base_url=platform.base_url) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def running_platform(
+    database_url: str, redis_url: str, kek: str, data_dir: Path, *, base_url: str | None = None
+) -> Iterator[Platform]:
     port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    data_dir = tmp_path_factory.mktemp("platform-data")
+    address = f"http://127.0.0.1:{port}"
+    base_url = base_url or address
     log_path = data_dir / "platform.log"
     env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
     env.update(
         DATABASE_URL=database_url, REDIS_URL=redis_url, DEMO_EMAIL=DEMO_EMAIL, DEMO_PASSWORD=DEMO_PASSWORD,
         DATA_DIR=str(data_dir), LOG_FORMAT="json", PYTHONUNBUFFERED="1",
         KEY_ENCRYPTION_KEY=kek,  # the same key as the in-process apps: they share the database
+        BASE_URL=base_url,
     )
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -97,7 +120,7 @@ def platform(database_url: str, redis_url: str, kek: str, tmp_path_factory: pyte
             if code is not None:
                 pytest.fail(f"the platform exited early with status {code}:\n{_tail(log_path)}")
             try:
-                response = httpx.get(f"{base_url}/readyz", timeout=2.0)
+                response = httpx.get(f"{address}/readyz", timeout=2.0)
                 if response.status_code == 200:
                     break
                 last = f"{response.status_code} {response.text[:300]}"
@@ -106,7 +129,10 @@ def platform(database_url: str, redis_url: str, kek: str, tmp_path_factory: pyte
             if time.monotonic() > deadline:
                 pytest.fail(f"the platform was not ready after {READY_TIMEOUT:.0f} s ({last}):\n{_tail(log_path)}")
             time.sleep(0.2)
-        yield Platform(base_url=base_url, email=DEMO_EMAIL, password=DEMO_PASSWORD, process=process, log_path=log_path)
+        yield Platform(
+            base_url=base_url, email=DEMO_EMAIL, password=DEMO_PASSWORD, process=process, log_path=log_path,
+            address=address,
+        )
         # A crash during the tests must not pass unnoticed.
         assert process.poll() is None, f"the platform died during the tests:\n{_tail(log_path)}"
     finally:
