@@ -14,9 +14,9 @@ from courseschool.platform.app import MIGRATIONS
 
 from .infra import fresh_database_name, postgres_server, redis_server, with_database
 
-AUTHZ_TABLES = (
+TABLES = (
     "authz_refresh_tokens", "authz_codes", "authz_grants", "authz_login_sessions", "authz_clients",
-    "authz_users", "authz_schools",
+    "authz_users", "authz_schools", "api_files", "api_singletons", "api_items", "api_schools",
 )  # signing keys persist across tests: they are configuration, and slow to make
 
 
@@ -64,7 +64,7 @@ async def db_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 @pytest.fixture
 async def clean_db(db_pool: asyncpg.Pool) -> asyncpg.Pool:
     """Each test starts from empty tables."""
-    await db_pool.execute(f"TRUNCATE {', '.join(AUTHZ_TABLES)} CASCADE")
+    await db_pool.execute(f"TRUNCATE {', '.join(TABLES)} CASCADE")
     return db_pool
 
 

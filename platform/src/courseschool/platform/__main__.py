@@ -32,16 +32,22 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
     demo_password: str = "course-school-demo"
 
 
-async def prepare(database_url: str, *, demo_email: str, demo_password: str) -> None:
-    import asyncpg
+RS_CLIENT_ID = "resource-api"
 
-    from courseschool.authz.seed import seed_demo
+
+async def prepare(database_url: str, *, demo_email: str, demo_password: str, rs_secret: str) -> None:
+    """Migrations, the resource server's introspection client, the demo school."""
+    from courseschool.authz.seed import ensure_service_client, seed_demo
+    from courseschool.common.db import create_pool
+    from courseschool.resource_api.seed import seed_demo as seed_resources
 
     for service, directory in MIGRATIONS:
         await migrate_dsn(database_url, service, directory)
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    pool = await create_pool(database_url, min_size=1, max_size=2)
     try:
-        await seed_demo(pool, email=demo_email, password=demo_password)
+        await ensure_service_client(pool, client_id=RS_CLIENT_ID, secret=rs_secret, name="Course School API")
+        school_id, owner_id = await seed_demo(pool, email=demo_email, password=demo_password)
+        await seed_resources(pool, school_id=school_id, slug="demo", owner_id=owner_id)
     finally:
         await pool.close()
 
@@ -78,11 +84,15 @@ def main(argv: list[str] | None = None) -> int:
         database_url = settings.database_url or servers.start_postgres()
         redis_url = settings.redis_url or servers.start_redis()
         kek = settings.key_encryption_key or read_or_create_secret(data_dir / "key-encryption-key", new_kek)
-        asyncio.run(prepare(database_url, demo_email=settings.demo_email, demo_password=settings.demo_password))
+        rs_secret = new_token()
+        asyncio.run(prepare(
+            database_url, demo_email=settings.demo_email, demo_password=settings.demo_password, rs_secret=rs_secret
+        ))
         shared = {
             "base_url": settings.base_url, "database_url": database_url, "redis_url": redis_url,
             "key_encryption_key": kek, "internal_token": settings.internal_token or new_token(),
             "log_level": settings.log_level, "log_format": settings.log_format,
+            "rs_client_id": RS_CLIENT_ID, "rs_client_secret": rs_secret,
         }
         app = build(shared)
         print(

@@ -17,17 +17,20 @@ from courseschool.resource_api.settings import ResourceSettings
 
 from .router import PathRouter
 
+from courseschool.resource_api.app import MIGRATIONS as RESOURCE_MIGRATIONS
+
 AUTHZ_MIGRATIONS = Path(__import__("courseschool.authz", fromlist=["_"]).__file__).parent / "migrations"
-MIGRATIONS: list[tuple[str, Path]] = [("authz", AUTHZ_MIGRATIONS)]
+MIGRATIONS: list[tuple[str, Path]] = [("authz", AUTHZ_MIGRATIONS), ("resource_api", RESOURCE_MIGRATIONS)]
 
 
 def build(shared: dict[str, Any], *, clock: Any = None) -> PathRouter:
     """The three apps behind one router; `shared` holds the settings all of them take
     (base_url, database_url, redis_url, internal_token, key_encryption_key, ...)."""
     authz = create_authz(load_settings(AuthzSettings, **shared), clock=clock)
-    resource = create_resource(load_settings(ResourceSettings, **_only(ResourceSettings, shared)))
+    to_authz = httpx.AsyncClient(transport=httpx.ASGITransport(app=authz), base_url="http://authz")
+    resource = create_resource(load_settings(ResourceSettings, **_only(ResourceSettings, shared)), authz=to_authz)
     upstreams = {
-        "authz": httpx.AsyncClient(transport=httpx.ASGITransport(app=authz), base_url="http://authz"),
+        "authz": to_authz,
         "resource": httpx.AsyncClient(transport=httpx.ASGITransport(app=resource), base_url="http://resource"),
     }
     discovery = create_discovery(

@@ -108,6 +108,28 @@ class NotFoundError(OAuthError):
     status_code = 404
 
 
+class ConflictError(OAuthError):
+    error = "conflict"
+    status_code = 409
+
+
+class ValidationFailedError(OAuthError):
+    """The body is well-formed JSON but breaks the resource's schema or rules."""
+
+    error = "validation_failed"
+    status_code = 422
+
+
+class PayloadTooLargeError(OAuthError):
+    error = "request_too_large"
+    status_code = 413
+
+
+class UnsupportedMediaTypeError(OAuthError):
+    error = "unsupported_media_type"
+    status_code = 415
+
+
 class ServerError(OAuthError):
     error = "server_error"
     status_code = 500

@@ -4,35 +4,63 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 from litestar import Litestar, Request, Response, get
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
 
 from courseschool.common.db import create_pool
 from courseschool.common.errors import NotFoundError
 from courseschool.common.redis import create_redis
+from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import same
 from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, health_handlers
 
+from .bearer import BearerVerifier, Clock, Introspector, JwksCache
 from .metadata import protected_resource_metadata
+from .service import ResourceService
 from .settings import ResourceSettings
+from .web.routes import all_routes
+
+MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-def create_app(settings: ResourceSettings) -> Litestar:
-    state: dict[str, Any] = {}
+def create_app(
+    settings: ResourceSettings, *, authz: httpx.AsyncClient | None = None, clock: Clock | None = None
+) -> Litestar:
+    """`authz` reaches the authorization server (JWKS, introspection); by default over
+    HTTP at AUTHZ_INTERNAL_URL, in the all-in-one process straight to its app."""
+    holder: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
         if not settings.database_url or not settings.redis_url:
             raise RuntimeError("DATABASE_URL and REDIS_URL are required")
-        state["pool"] = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
-        state["redis"] = create_redis(settings.redis_url)
+        pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
+        redis = create_redis(settings.redis_url)
+        http = authz or httpx.AsyncClient(base_url=settings.authz_internal_url)
+        verifier = BearerVerifier(
+            mode=settings.token_validation, issuer=settings.issuer,
+            audience=canonical_resource(settings.base_url) or settings.base_url, leeway=settings.token_leeway,
+            jwks=JwksCache(http, refetch_interval=settings.jwks_refetch_interval, max_age=settings.jwks_max_age),
+            introspector=Introspector(http, settings.rs_client_id, settings.rs_client_secret),
+            redis=redis, cache_ttl=settings.introspection_cache_ttl, clock=clock,
+        )
+        verifier.feed.start()
+        holder["service"] = ResourceService(settings, pool, verifier)
         try:
             yield
         finally:
-            await state["redis"].aclose()
-            await state["pool"].close()
+            await verifier.feed.stop()
+            holder.clear()
+            if authz is None:
+                await http.aclose()
+            await redis.aclose()
+            await pool.close()
 
     @get("/internal/metadata/oauth-protected-resource", include_in_schema=False)
     async def internal_prm(request: Request) -> Response[bytes]:
@@ -41,16 +69,24 @@ def create_app(settings: ResourceSettings) -> Litestar:
             raise NotFoundError("not found")
         return Response(msgspec.json.encode(protected_resource_metadata(settings)), media_type="application/json")
 
+    def provide_service() -> ResourceService:
+        return holder["service"]
+
     async def check_postgres() -> None:
-        await state["pool"].fetchval("SELECT 1")
+        await holder["service"].pool.fetchval("SELECT 1")
 
     async def check_redis() -> None:
-        await state["redis"].ping()
+        await holder["service"].verifier.feed._redis.ping()
 
-    return Litestar(
-        route_handlers=[internal_prm, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+    app = Litestar(
+        route_handlers=[*all_routes(), internal_prm, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+        dependencies={"resources": Provide(provide_service, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],
         logging_config=None,
         lifespan=[lifespan],
+        request_max_body_size=settings.upload_max_bytes + 64 * 1024,
+        openapi_config=OpenAPIConfig(title=settings.resource_name, version="1.0.0", path="/api/v1/schema"),
     )
+    app.state.holder = holder
+    return app

@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from courseschool.common.settings import BaseSettings
 
 
 class ResourceSettings(BaseSettings, kw_only=True, frozen=True):
     resource_name: str = "Course School API"
+    # Where the authorization server answers (JWKS, introspection) from inside.
+    authz_internal_url: str = "http://127.0.0.1:8001"
+    # How bearer tokens are checked: "jwt" (locally, against the JWKS) or "introspection".
+    token_validation: Literal["jwt", "introspection"] = "jwt"
+    # This resource server's own confidential client, for introspection.
+    rs_client_id: str | None = None
+    rs_client_secret: str | None = None
+    token_leeway: int = 30  # seconds of clock skew tolerated on exp / nbf
+    jwks_refetch_interval: int = 5  # an unknown kid refetches the JWKS at most this often
+    jwks_max_age: int = 300
+    introspection_cache_ttl: int = 300  # never longer than the token lives
+    page_size_default: int = 20
+    page_size_max: int = 100
+    upload_max_bytes: int = 5 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 <= self.token_leeway <= 300:
+            raise ValueError("TOKEN_LEEWAY must be between 0 and 300 seconds")
+        if not 1 <= self.page_size_default <= self.page_size_max <= 1000:
+            raise ValueError("PAGE_SIZE_DEFAULT and PAGE_SIZE_MAX must satisfy 1 <= default <= max <= 1000")

@@ -18,7 +18,9 @@ from .models import Client
 from .token_request import TokenForm, required
 
 INACTIVE: dict[str, Any] = {"active": False}
-_ACCESS_CLAIMS = ("scope", "client_id", "sub", "aud", "iss", "exp", "iat", "nbf", "jti", "school_id", "auth_time")
+_ACCESS_CLAIMS = (
+    "scope", "client_id", "sub", "aud", "iss", "exp", "iat", "nbf", "jti", "school_id", "grant_id", "auth_time",
+)
 
 
 async def introspect(form: TokenForm, client: Client, ctx: TokenContext) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""The course-school resource areas, declared as data over one generic mechanism."""

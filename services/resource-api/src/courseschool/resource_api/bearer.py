@@ -1,0 +1,303 @@
+"""Bearer-token checking at the resource server.
+
+Two modes, chosen by TOKEN_VALIDATION:
+- `jwt`: RFC 9068 §4 checks made locally against the authorization server's JWKS
+  (cached; an unknown `kid` refetches it, at most once per JWKS_REFETCH_INTERVAL).
+- `introspection`: RFC 7662 with this server's own confidential client, the answer
+  cached in Redis under a digest of the token, never longer than the token lives.
+
+Either way the revocation state comes from the feed the authorization server
+publishes (`RevocationFeed`); verified tokens are kept in an in-process cache so the
+hot path makes no signature check and no network call. When the feed is lost, the
+cache is dropped and every token is introspected, uncached, until the feed is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Any, Protocol
+
+import httpx
+import msgspec
+import redis.asyncio as aioredis
+import redis.exceptions
+from joserfc.jwk import KeySet
+
+from courseschool.common.errors import InvalidTokenError, TemporarilyUnavailableError
+from courseschool.common.jose import key_set, unverified_header, verify_access_token
+from courseschool.common.logging import get_logger
+from courseschool.common.revocation import CHANNEL, RevocationEvent
+
+log = get_logger(__name__)
+
+
+class Principal(msgspec.Struct, frozen=True, kw_only=True):
+    """Who calls: anonymous, or a token acting for one user at one school."""
+
+    anonymous: bool
+    sub: str | None = None
+    client_id: str | None = None
+    school_id: str | None = None
+    scopes: frozenset[str] = frozenset()
+    jti: str | None = None
+    grant_id: str | None = None
+    exp: int = 0
+
+
+ANONYMOUS = Principal(anonymous=True)
+
+
+def principal_from_claims(claims: dict[str, Any]) -> Principal:
+    school_id = claims.get("school_id")
+    if not isinstance(school_id, str):
+        raise InvalidTokenError("the access token names no school")
+    return Principal(
+        anonymous=False, sub=str(claims["sub"]), client_id=str(claims.get("client_id")), school_id=school_id,
+        scopes=frozenset(str(claims.get("scope", "")).split()), jti=str(claims.get("jti")),
+        grant_id=str(claims["grant_id"]) if claims.get("grant_id") else None, exp=int(claims["exp"]),
+    )
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Clock(Protocol):
+    def now(self) -> int: ...
+
+
+class WallClock:
+    def now(self) -> int:
+        return int(time.time())
+
+
+class RevocationFeed:
+    """The revoked grants and token ids, kept in memory from the Redis feed.
+
+    `healthy` is true only while subscribed and after the set was (re)loaded; while it
+    is false nothing may be trusted from memory, and callers ask the authorization
+    server instead.
+    """
+
+    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None) -> None:
+        self._redis = redis
+        self._grants: set[str] = set()
+        self._jtis: set[str] = set()
+        self._on_change = on_change or (lambda: None)
+        self.healthy = False
+        self._task: asyncio.Task[None] | None = None
+
+    def revoked(self, principal: Principal) -> bool:
+        return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def wait_healthy(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.healthy and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.healthy
+
+    def _apply(self, event: RevocationEvent) -> None:
+        if event.grant_id:
+            self._grants.add(event.grant_id)
+        if event.jti:
+            self._jtis.add(event.jti)
+        self._on_change()
+
+    async def _load(self) -> None:
+        grants: set[str] = set()
+        jtis: set[str] = set()
+        async for key in self._redis.scan_iter(match="revoked:*", count=1000):
+            kind, _, value = key.decode().removeprefix("revoked:").partition(":")
+            (grants if kind == "grant" else jtis).add(value)
+        self._grants, self._jtis = grants, jtis
+
+    async def _run(self) -> None:
+        delay = 0.2
+        while True:
+            pubsub = self._redis.pubsub()
+            try:
+                await pubsub.subscribe(CHANNEL)
+                await self._load()  # after subscribing: nothing published in between is lost
+                self.healthy = True
+                self._on_change()
+                delay = 0.2
+                log.info("revocation_feed_connected")
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the connection is gone: trust nothing cached
+                if self.healthy:
+                    log.warning("revocation_feed_lost", error=type(exc).__name__)
+                self.healthy = False
+                self._on_change()
+            finally:
+                try:
+                    await pubsub.aclose()
+                except Exception:
+                    pass
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+class JwksCache:
+    def __init__(self, http: httpx.AsyncClient, *, refetch_interval: int, max_age: int) -> None:
+        self._http = http
+        self._refetch_interval = refetch_interval
+        self._max_age = max_age
+        self._keys: KeySet | None = None
+        self._kids: set[str] = set()
+        self._fetched = 0.0
+        self._lock = asyncio.Lock()
+
+    def _due(self, kid: str | None) -> bool:
+        age = time.monotonic() - self._fetched
+        if self._keys is None:
+            return self._fetched == 0 or age > 1.0
+        if age > self._max_age:
+            return True
+        return kid not in self._kids and age > self._refetch_interval
+
+    async def keys_for(self, kid: str | None) -> KeySet:
+        if self._due(kid):
+            async with self._lock:
+                if self._due(kid):  # a request that waited here may find it done
+                    await self._fetch()
+        if self._keys is None:
+            raise TemporarilyUnavailableError("the signing keys are not available; try again shortly")
+        return self._keys
+
+    async def _fetch(self) -> None:
+        try:
+            response = await self._http.get("/api/oauth/jwks", timeout=3.0)
+            response.raise_for_status()
+            keys = response.json()["keys"]
+            self._keys = key_set(keys)
+            self._kids = {k["kid"] for k in keys}
+            self._fetched = time.monotonic()
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            log.warning("jwks_fetch_failed", error=type(exc).__name__)
+            self._fetched = time.monotonic()  # keep the last good keys; do not hammer
+
+
+class Introspector:
+    """RFC 7662 §2 with this server's confidential client."""
+
+    def __init__(self, http: httpx.AsyncClient, client_id: str | None, client_secret: str | None) -> None:
+        self._http = http
+        self._client_id = client_id
+        self._client_secret = client_secret
+
+    async def introspect(self, token: str) -> dict[str, Any]:
+        if not self._client_id or not self._client_secret:
+            raise TemporarilyUnavailableError("token introspection is not configured")
+        try:
+            response = await self._http.post(
+                "/api/oauth/introspect", timeout=3.0,
+                data={"token": token, "client_id": self._client_id, "client_secret": self._client_secret},
+            )
+        except httpx.HTTPError:
+            raise TemporarilyUnavailableError("the authorization server is unreachable") from None
+        if response.status_code != 200:
+            log.error("introspection_refused", status=response.status_code)
+            raise TemporarilyUnavailableError("token introspection failed")
+        return response.json()
+
+
+class BearerVerifier:
+    """Turns a bearer token into a Principal, or raises InvalidTokenError."""
+
+    def __init__(
+        self,
+        *,
+        mode: str,
+        issuer: str,
+        audience: str,
+        leeway: int,
+        jwks: JwksCache,
+        introspector: Introspector,
+        redis: aioredis.Redis,
+        cache_ttl: int,
+        clock: Clock | None = None,
+    ) -> None:
+        self.mode = mode
+        self._issuer = issuer
+        self._audience = audience
+        self._leeway = leeway
+        self._jwks = jwks
+        self._introspector = introspector
+        self._redis = redis
+        self._cache_ttl = cache_ttl
+        self._clock = clock or WallClock()
+        self._verified: dict[str, Principal] = {}  # token digest -> principal
+        self.feed = RevocationFeed(redis, on_change=self._verified.clear)
+
+    async def verify(self, token: str) -> Principal:
+        if len(token) > 8192:
+            raise InvalidTokenError("the access token is malformed")
+        now = self._clock.now()
+        digest = token_digest(token)
+        if not self.feed.healthy:
+            # The revocation state is unknown: the authorization server decides.
+            return self._live(await self._introspect(token, digest, use_cache=False), now)
+        cached = self._verified.get(digest)
+        if cached is not None:
+            return self._live(cached, now)
+        principal = await (self._verify_jwt(token, now) if self.mode == "jwt" else self._introspect(token, digest))
+        principal = self._live(principal, now)
+        if len(self._verified) > 100_000:
+            self._verified.clear()
+        self._verified[digest] = principal
+        return principal
+
+    def _live(self, principal: Principal, now: int) -> Principal:
+        if principal.exp + self._leeway <= now:
+            raise InvalidTokenError("the access token has expired")
+        if self.feed.revoked(principal):
+            raise InvalidTokenError("the access token has been revoked")
+        return principal
+
+    async def _verify_jwt(self, token: str, now: int) -> Principal:
+        kid = unverified_header(token).get("kid")
+        keys = await self._jwks.keys_for(kid if isinstance(kid, str) else None)
+        claims = verify_access_token(
+            token, keys, issuer=self._issuer, audience=self._audience, now=now, leeway=self._leeway
+        )
+        return principal_from_claims(claims)
+
+    async def _introspect(self, token: str, digest: str, *, use_cache: bool = True) -> Principal:
+        key = f"rs:introspection:{digest}"
+        if use_cache:
+            try:
+                cached = await self._redis.get(key)
+            except (redis.exceptions.RedisError, OSError):
+                cached = None
+            if cached:
+                return msgspec.json.decode(cached, type=Principal)
+        answer = await self._introspector.introspect(token)
+        if not answer.get("active"):
+            raise InvalidTokenError("the access token is not active")
+        if answer.get("iss") != self._issuer:
+            raise InvalidTokenError("the access token was issued by another issuer")
+        aud = answer.get("aud")
+        if self._audience not in (aud if isinstance(aud, list) else [aud]):
+            raise InvalidTokenError("the access token is not meant for this resource")
+        principal = principal_from_claims(answer)
+        ttl = min(self._cache_ttl, principal.exp - self._clock.now())
+        if use_cache and ttl > 0:
+            try:
+                await self._redis.set(key, msgspec.json.encode(principal), ex=ttl)
+            except (redis.exceptions.RedisError, OSError):
+                pass
+        return principal

@@ -1,0 +1,1 @@
+"""The HTTP layer of the resource API: routes generated from the area declarations."""

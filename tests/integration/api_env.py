@@ -1,0 +1,88 @@
+"""The authorization server and the resource API side by side in the test's event
+loop, sharing a real Postgres and Redis, with helpers to get tokens for people of
+given roles at given schools."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+from litestar import Litestar
+
+from courseschool.authz.protocol.clock import FrozenClock
+from courseschool.authz.seed import ensure_service_client
+from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.web.app import create_app as create_authz
+from courseschool.common.asgi import AppLifespan
+from courseschool.common.settings import load_settings
+from courseschool.resource_api.app import create_app as create_resource
+from courseschool.resource_api.items import PgItemStore
+from courseschool.resource_api.settings import ResourceSettings
+
+from .conftest import AppClient
+from .flow import BASE_URL, Flow
+
+RS_CLIENT = ("resource-api-test", "resource-api-test-secret")
+
+
+class ApiEnv:
+    def __init__(self, flow: Flow, api: httpx.AsyncClient, rs_app: Litestar, pool: asyncpg.Pool) -> None:
+        self.flow = flow
+        self.api = api
+        self.rs_app = rs_app
+        self.pool = pool
+        self.reg: dict[str, Any] | None = None
+        self.authz_calls: list[str] = []  # paths the resource API asked the authorization server for
+
+    async def school(self, slug: str) -> str:
+        school_id = await self.flow.school(slug)
+        await PgItemStore(self.pool).upsert_school(school_id, slug)
+        return school_id
+
+    async def token(self, scope: str, *, role: str = "owner", school: str = "acme", **extra: str) -> str:
+        school_id = await self.school(school)
+        user = await self.flow.user(role, school=school_id)
+        self.reg = self.reg or await self.flow.register()
+        self.flow.client.cookies.clear()  # a fresh browser: log in as this user
+        tokens = await self.flow.tokens(self.reg, user, scope=scope, **extra)
+        return tokens["access_token"]
+
+    def bearer(self, token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+
+@contextlib.asynccontextmanager
+async def api_env(
+    *, authz_settings: AuthzSettings, database_url: str, redis_url: str, pool: asyncpg.Pool, redis: Any,
+    clock: FrozenClock, mode: str, rs_redis_url: str | None = None, jwks_refetch: int = 0,
+) -> AsyncIterator[ApiEnv]:
+    authz_app = create_authz(authz_settings, clock=clock)
+    async with AppLifespan(authz_app):
+        await ensure_service_client(pool, client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API")
+        calls: list[str] = []
+
+        async def record(request: httpx.Request) -> None:
+            calls.append(request.url.path)
+
+        to_authz = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
+        )
+        rs_settings = load_settings(
+            ResourceSettings, environ={}, base_url=BASE_URL, database_url=database_url,
+            redis_url=rs_redis_url or redis_url, token_validation=mode, rs_client_id=RS_CLIENT[0],
+            rs_client_secret=RS_CLIENT[1], internal_token="internal-test-token", jwks_refetch_interval=jwks_refetch,
+        )
+        rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
+        async with AppLifespan(rs_app):
+            if rs_redis_url is None:
+                assert await rs_app.state.holder["service"].verifier.feed.wait_healthy()
+            async with AppClient(transport=httpx.ASGITransport(app=authz_app), base_url=BASE_URL) as authz_client, \
+                    httpx.AsyncClient(transport=httpx.ASGITransport(app=rs_app), base_url=BASE_URL) as api:
+                authz_client.app = authz_app
+                running = ApiEnv(Flow(authz_client, pool, redis), api, rs_app, pool)
+                running.authz_calls = calls
+                yield running
+        await to_authz.aclose()

@@ -1,0 +1,203 @@
+"""Bearer tokens at the resource API, in both validation modes: every way a token can
+be wrong is 401 invalid_token with a challenge, never anonymous; revocation reaches
+the resource server at once; losing Redis degrades to asking the authorization server."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+
+from courseschool.authz.service import AuthzService
+from courseschool.common.jose import generate_signing_key, sign_jwt
+
+from .api_env import ApiEnv, api_env
+from .flow import BASE_URL
+
+METADATA = f'resource_metadata="{BASE_URL}/.well-known/oauth-protected-resource"'
+
+
+@pytest.fixture(params=["jwt", "introspection"])
+async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
+    async with api_env(
+        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
+        redis=redis_client, clock=clock, mode=request.param,
+    ) as running:
+        yield running
+
+
+def _authz(env: ApiEnv) -> AuthzService:
+    return env.flow.client.app.state.holder["service"]
+
+
+async def _claims(env: ApiEnv, token: str) -> dict:
+    payload = token.split(".")[1]
+    return msgspec.json.decode(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def _assert_invalid(response) -> None:
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == "invalid_token"
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge and METADATA in challenge
+
+
+async def test_valid_token_reads_its_schools_data(env: ApiEnv) -> None:
+    token = await env.token("courses:read")
+    response = await env.api.get("/api/v1/courses", headers=env.bearer(token))
+    assert response.status_code == 200 and response.json() == {"items": [], "next_cursor": None}
+
+
+async def test_expired_token_is_refused(env: ApiEnv, clock) -> None:
+    token = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+    clock.advance(600 + 31)  # past exp and the leeway
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+
+
+async def test_clock_skew_within_the_leeway_is_tolerated(env: ApiEnv, clock) -> None:
+    token = await env.token("courses:read")
+    clock.advance(600 + 20)  # expired by 20 s at the resource server's clock
+    if env.rs_app.state.holder["service"].verifier.mode == "jwt":
+        assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+
+
+async def test_revoked_access_token_is_refused_within_a_second(env: ApiEnv) -> None:
+    token = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200  # now cached
+    revoked = await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
+    assert revoked.status_code == 200
+    for _ in range(50):
+        response = await env.api.get("/api/v1/courses", headers=env.bearer(token))
+        if response.status_code == 401:
+            break
+        await asyncio.sleep(0.02)
+    _assert_invalid(response)
+
+
+async def test_revoked_grant_refuses_its_access_tokens(env: ApiEnv) -> None:
+    school = await env.school("acme")
+    user = await env.flow.user("owner", school=school)
+    reg = await env.flow.register()
+    tokens = await env.flow.tokens(reg, user, scope="courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(tokens["access_token"]))).status_code == 200
+    await env.flow.client.post("/api/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": reg["client_id"]})
+    for _ in range(50):
+        response = await env.api.get("/api/v1/courses", headers=env.bearer(tokens["access_token"]))
+        if response.status_code == 401:
+            break
+        await asyncio.sleep(0.02)
+    _assert_invalid(response)
+
+
+async def test_tampered_and_malformed_tokens_are_refused(env: ApiEnv) -> None:
+    token = await env.token("courses:read")
+    head, payload, sig = token.split(".")
+    claims = await _claims(env, token)
+    claims["scope"] = "courses:read courses:write school:write"
+    forged_payload = base64.urlsafe_b64encode(msgspec.json.encode(claims)).rstrip(b"=").decode()
+    none_header = base64.urlsafe_b64encode(b'{"alg":"none","typ":"at+jwt"}').rstrip(b"=").decode()
+    for bad in (
+        f"{head}.{forged_payload}.{sig}",
+        f"{none_header}.{payload}.",
+        "not-a-token",
+        token[:-4] + "AAAA",
+    ):
+        _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(bad)))
+
+
+async def test_token_signed_by_a_stranger_is_refused(env: ApiEnv) -> None:
+    token = await env.token("courses:read")
+    claims = await _claims(env, token)
+    _, private, _ = generate_signing_key("ES256")
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(sign_jwt(claims, private, typ="at+jwt"))))
+
+
+@pytest.mark.parametrize(
+    "change", [{"iss": "https://evil.example"}, {"aud": "https://other.example"}, {"school_id": None}],
+    ids=["wrong-issuer", "wrong-audience", "no-school"],
+)
+async def test_well_signed_token_with_wrong_claims_is_refused(env: ApiEnv, change: dict) -> None:
+    token = await env.token("courses:read")
+    claims = {**await _claims(env, token), **change}
+    claims = {k: v for k, v in claims.items() if v is not None}
+    forged = _authz(env).key_ring.sign_access_token(claims)  # the real key: only the claims are wrong
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(forged)))
+
+
+async def test_id_token_is_not_an_access_token(env: ApiEnv) -> None:
+    school = await env.school("acme")
+    user = await env.flow.user("owner", school=school)
+    tokens = await env.flow.tokens(await env.flow.register(), user, scope="openid courses:read")
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(tokens["id_token"])))
+
+
+async def test_token_in_the_query_string_is_ignored(env: ApiEnv) -> None:
+    token = await env.token("students:read")
+    response = await env.api.get(f"/api/v1/students?access_token={token}")
+    assert response.status_code == 403 and "www-authenticate" not in response.headers
+
+
+async def test_other_authorization_schemes_are_invalid_tokens(env: ApiEnv) -> None:
+    _assert_invalid(await env.api.get("/api/v1/courses", headers={"Authorization": "Basic Zm9vOmJhcg=="}))
+
+
+async def test_new_signing_key_is_fetched_on_an_unknown_kid(env: ApiEnv) -> None:
+    first = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(first))).status_code == 200
+    service = _authz(env)
+    await service.keys.rotate_now("ES256", immediate=True)
+    await service.maintain_keys()
+    second = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(second))).status_code == 200
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(first))).status_code == 200
+
+
+async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(env: ApiEnv, redis_client, clock) -> None:
+    if env.rs_app.state.holder["service"].verifier.mode != "introspection":
+        pytest.skip("introspection mode only")
+    token = await env.token("courses:read")
+    clock.advance(500)  # 100 s of life left
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+    keys = [k async for k in redis_client.scan_iter(match="rs:introspection:*")]
+    assert len(keys) == 1
+    assert 0 < await redis_client.ttl(keys[0]) <= 100
+    assert token.encode() not in keys[0]
+
+
+@pytest.mark.parametrize("mode", ["jwt", "introspection"])
+async def test_without_redis_the_resource_server_asks_the_authorization_server(
+    mode, authz_settings, database_url, redis_url, clean_db, redis_client, clock
+) -> None:
+    async with api_env(
+        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
+        redis=redis_client, clock=clock, mode=mode, rs_redis_url="redis://127.0.0.1:1/0",
+    ) as env:
+        assert env.rs_app.state.holder["service"].verifier.feed.healthy is False
+        token = await env.token("courses:read")
+        assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+        assert (await env.api.get("/api/v1/courses?school=acme")).status_code == 200  # anonymous unaffected
+        await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
+        _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+
+
+async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(
+    authz_settings, database_url, redis_url, clean_db, redis_client, clock
+) -> None:
+    async with api_env(
+        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
+        redis=redis_client, clock=clock, mode="jwt", jwks_refetch=3600,
+    ) as env:
+        token = await env.token("courses:read")
+        assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+        fetches = env.authz_calls.count("/api/oauth/jwks")
+        claims = await _claims(env, token)
+        for n in range(5):  # a flood of tokens naming kids nobody published
+            _, private, _ = generate_signing_key("ES256")
+            private["kid"] = f"unknown-{n}"
+            forged = sign_jwt(claims, private, typ="at+jwt")
+            _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(forged)))
+        assert env.authz_calls.count("/api/oauth/jwks") == fetches
