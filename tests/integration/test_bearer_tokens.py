@@ -201,3 +201,23 @@ async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(
             forged = sign_jwt(claims, private, typ="at+jwt")
             _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(forged)))
         assert env.authz_calls.count("/api/oauth/jwks") == fetches
+
+
+async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv, redis_client) -> None:
+    feed = env.rs_app.state.holder["service"].verifier.feed
+    token = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+    await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
+    # whether the feed is down (every token introspected) or back (set reloaded), the token is refused
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+    assert await feed.wait_healthy(5.0)
+    claims = await _claims(env, token)
+    assert feed.revoked(feed_principal(claims))
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+
+
+def feed_principal(claims: dict):
+    from courseschool.resource_api.bearer import principal_from_claims
+
+    return principal_from_claims(claims)
