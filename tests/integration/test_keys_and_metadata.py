@@ -34,7 +34,7 @@ async def test_internal_metadata_needs_the_service_credential(flow: Flow) -> Non
     assert doc["registration_endpoint"] == f"{BASE_URL}/api/oauth/register"
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["authorization_response_iss_parameter_supported"] is True
-    assert doc["client_id_metadata_document_supported"] is False
+    assert doc["client_id_metadata_document_supported"] is True
     assert set(doc["token_endpoint_auth_methods_supported"]) == {"none", "client_secret_post"}
 
 

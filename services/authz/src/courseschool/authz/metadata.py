@@ -34,7 +34,7 @@ def authorization_server_metadata(settings: AuthzSettings) -> dict[str, Any]:
         "code_challenge_methods_supported": list(SUPPORTED_METHODS),
         "service_documentation": f"{base}/auth.md",
         "authorization_response_iss_parameter_supported": True,
-        "client_id_metadata_document_supported": False,
+        "client_id_metadata_document_supported": settings.cimd_enabled,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
     }
 

@@ -28,7 +28,8 @@ from courseschool.common.secrets import digest, new_token, same
 
 from .passwords import hash_password, needs_rehash, verify_password
 from .protocol import registration
-from .protocol.authorize import AuthorizationError, Params, validate_authorization_request
+from .protocol.authorize import AuthorizationError, Params, UnsafeRequestError, validate_authorization_request
+from .protocol.client_id_metadata import is_metadata_url
 from .protocol.clock import Clock, SystemClock
 from .protocol.consent import grantable, session_usable
 from .protocol.context import TokenContext
@@ -40,6 +41,7 @@ from .protocol.redirect_uris import describe_redirect_host
 from .protocol.token_request import TokenForm, authenticate_client, check_grant_type_allowed, parse_token_form
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
+from .storage.cimd import ClientDirectory, MetadataDocumentFetcher
 from .storage.clients import PgClientStore
 from .storage.grants import PgCodeStore, PgGrantStore
 from .storage.interactions import Interaction, RedisInteractionStore
@@ -59,6 +61,7 @@ GRANT_HANDLERS = {
 class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     client_name: str
     redirect_host: str
+    verified_origin: str | None
     user: User
     granted: list[tuple[str, str]]  # (scope, description)
     dropped: list[tuple[str, str]]
@@ -75,6 +78,9 @@ class AuthzService:
         self.redis = redis
         self.clock = clock or SystemClock()
         self.clients = PgClientStore(pool)
+        self.fetcher = MetadataDocumentFetcher(settings, redis) if settings.cimd_enabled else None
+        # Every lookup of a client by id goes through the directory (both kinds of client).
+        self.directory = ClientDirectory(self.clients, self.fetcher, self.clock)
         self.users = PgUserStore(pool)
         self.grants = PgGrantStore(pool)
         self.codes = PgCodeStore(pool)
@@ -142,8 +148,13 @@ class AuthzService:
     async def start_authorization(self, params: Params, session_id: str | None) -> tuple[Interaction, str]:
         """Validate the request and open an interaction; raises UnsafeRequestError or
         AuthorizationError. Returns the interaction and its browser-binding value."""
+        client_ids = params.get("client_id") or []
+        if self.fetcher is not None and len(client_ids) == 1 and is_metadata_url(client_ids[0]):
+            _, refusal = await self.directory.resolve(client_ids[0])
+            if refusal is not None:
+                raise UnsafeRequestError(f"the client's metadata document cannot be used: {refusal}")
         client, request = await validate_authorization_request(
-            params, self.clients, known_resources=self.known_resources, default_resource=self.default_resource
+            params, self.directory, known_resources=self.known_resources, default_resource=self.default_resource
         )
         now = self.clock.now()
         session = await self.sessions.get(session_id, now=now)
@@ -191,7 +202,7 @@ class AuthzService:
         return session_id
 
     async def consent_view(self, interaction: Interaction) -> ConsentView | None:
-        client = await self.clients.get(interaction.request.client_id)
+        client = await self.directory.get(interaction.request.client_id)
         user = await self.users.get(interaction.user_id) if interaction.user_id else None
         if client is None or user is None:
             return None
@@ -199,6 +210,7 @@ class AuthzService:
         return ConsentView(
             client_name=client.client_name or "An unnamed application",
             redirect_host=describe_redirect_host(interaction.request.redirect_uri),
+            verified_origin=client.verified_origin,
             user=user,
             granted=[(s, BY_NAME[s].description) for s in granted],
             dropped=[(s, BY_NAME[s].description) for s in dropped],
@@ -210,7 +222,7 @@ class AuthzService:
         if interaction is None:
             raise InvalidRequestError("this sign-in request has already been completed or has expired")
         request = interaction.request
-        client = await self.clients.get(request.client_id)
+        client = await self.directory.get(request.client_id)
         user = await self.users.get(interaction.user_id) if interaction.user_id else None
         if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None:
             raise InvalidRequestError("this sign-in request is no longer valid")
@@ -241,7 +253,7 @@ class AuthzService:
 
     def token_context(self) -> TokenContext:
         return TokenContext(
-            clients=self.clients, users=self.users, codes=self.codes, grants=self.grants, revoker=self.revoker,
+            clients=self.directory, users=self.users, codes=self.codes, grants=self.grants, revoker=self.revoker,
             signer=self.key_ring, verifier=self.key_ring, policy=self.policy, clock=self.clock,
             known_resources=self.known_resources, refresh_idle_ttl=self.settings.refresh_token_idle_ttl,
             refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
@@ -270,7 +282,7 @@ class AuthzService:
 
     async def _authenticated(self, form: Params) -> tuple[TokenForm, Client]:
         parsed = parse_token_form(form)
-        return parsed, await authenticate_client(parsed, self.clients)
+        return parsed, await authenticate_client(parsed, self.directory)
 
     # -- bearer tokens at the authorization server (UserInfo) --------------------
 

@@ -29,6 +29,17 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # API at BASE_URL is always known.
     extra_resources: str = ""
 
+    # Client ID Metadata Documents: client_ids that are HTTPS URLs of the client's metadata.
+    cimd_enabled: bool = True
+    cimd_max_bytes: int = 5120
+    cimd_timeout: float = 3.0
+    cimd_cache_min: int = 60  # a fetched document is kept at least this long...
+    cimd_cache_max: int = 86400  # ...and at most this long, within its Cache-Control max-age
+    cimd_failure_ttl: int = 60  # a failed fetch is remembered this long
+    # For tests only: allow documents on private and loopback addresses, and trust this CA.
+    cimd_allow_private: bool = False
+    cimd_ca_bundle: str | None = None
+
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in (

@@ -22,6 +22,7 @@ from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, hea
 
 from .bearer import BearerVerifier, Clock, Introspector, JwksCache
 from .metadata import protected_resource_metadata
+from .openapi import resource_openapi
 from .service import ResourceService
 from .settings import ResourceSettings
 from .web.routes import all_routes
@@ -62,12 +63,21 @@ def create_app(
             await redis.aclose()
             await pool.close()
 
-    @get("/internal/metadata/oauth-protected-resource", include_in_schema=False)
-    async def internal_prm(request: Request) -> Response[bytes]:
+    def check_internal(request: Request) -> None:
         expected = settings.internal_token
         if not expected or not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
             raise NotFoundError("not found")
+
+    @get("/internal/metadata/oauth-protected-resource", include_in_schema=False)
+    async def internal_prm(request: Request) -> Response[bytes]:
+        check_internal(request)
         return Response(msgspec.json.encode(protected_resource_metadata(settings)), media_type="application/json")
+
+    @get("/internal/openapi.json", include_in_schema=False)
+    async def internal_openapi(request: Request) -> Response[bytes]:
+        check_internal(request)
+        body = msgspec.json.encode(resource_openapi(settings.base_url, settings.resource_name))
+        return Response(body, media_type="application/json")
 
     def provide_service() -> ResourceService:
         return holder["service"]
@@ -79,7 +89,7 @@ def create_app(
         await holder["service"].verifier.feed._redis.ping()
 
     app = Litestar(
-        route_handlers=[*all_routes(), internal_prm, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+        route_handlers=[*all_routes(), internal_prm, internal_openapi, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
         dependencies={"resources": Provide(provide_service, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],

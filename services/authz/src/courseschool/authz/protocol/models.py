@@ -19,6 +19,8 @@ class Client(msgspec.Struct, frozen=True, kw_only=True):
     is_integration: bool
     client_id_issued_at: int
     disabled: bool = False
+    # For a client identified by its metadata document URL: the host it was fetched from.
+    verified_origin: str | None = None
 
     @property
     def is_public(self) -> bool:

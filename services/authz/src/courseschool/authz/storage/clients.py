@@ -9,7 +9,7 @@ from ..protocol.models import Client
 _COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
     response_types, application_type, scope, id_token_signed_response_alg, secret_hash,
     is_integration, extract(epoch FROM created_at)::bigint AS client_id_issued_at,
-    disabled_at IS NOT NULL AS disabled"""
+    disabled_at IS NOT NULL AS disabled, verified_origin"""
 
 _GET = f"SELECT {_COLUMNS} FROM authz_clients WHERE client_id = $1"
 _INSERT = f"""
@@ -17,6 +17,18 @@ INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint
     grant_types, response_types, application_type, scope, id_token_signed_response_alg,
     secret_hash, is_integration, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12))
+RETURNING {_COLUMNS}
+"""
+
+
+_UPSERT_DOCUMENT_CLIENT = f"""
+INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
+    response_types, application_type, id_token_signed_response_alg, verified_origin)
+VALUES ($1, $2, $3, 'none', $4, $5, $6, $7, $8)
+ON CONFLICT (client_id) DO UPDATE SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris,
+    grant_types = EXCLUDED.grant_types, id_token_signed_response_alg = EXCLUDED.id_token_signed_response_alg,
+    verified_origin = EXCLUDED.verified_origin
+WHERE authz_clients.verified_origin IS NOT NULL
 RETURNING {_COLUMNS}
 """
 
@@ -31,6 +43,16 @@ class PgClientStore:
 
     async def get(self, client_id: str) -> Client | None:
         row = await self._pool.fetchrow(_GET, client_id)
+        return _row(row) if row else None
+
+    async def record_document_client(self, client: Client) -> Client | None:
+        """Record (or refresh) a client known by its metadata document; None when the
+        URL is the id of a client registered another way, or disabled by an admin."""
+        row = await self._pool.fetchrow(
+            _UPSERT_DOCUMENT_CLIENT, client.client_id, client.client_name, client.redirect_uris, client.grant_types,
+            client.response_types, client.application_type, client.id_token_signed_response_alg,
+            client.verified_origin,
+        )
         return _row(row) if row else None
 
     async def create(

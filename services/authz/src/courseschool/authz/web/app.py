@@ -40,6 +40,8 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
                 yield
             finally:
                 maintenance.cancel()
+                if service.fetcher is not None:
+                    await service.fetcher.aclose()
         finally:
             holder.clear()
             await redis.aclose()

@@ -24,6 +24,7 @@ from courseschool.common.secrets import same
 from courseschool.common.web import NO_STORE
 
 from ..metadata import authorization_server_metadata, openid_configuration
+from ..openapi import authz_openapi
 from ..protocol.authorize import AuthorizationError, UnsafeRequestError
 from ..service import AuthzService, error_redirect_url
 from .pages import STYLESHEET, error_page, render, see_other
@@ -99,7 +100,7 @@ async def interaction_page(uid: FromPath[str], request: Request, authz: Authz) -
     if interaction is None:
         return error_page(EXPIRED)
     if interaction.user_id is None:
-        client = await authz.clients.get(interaction.request.client_id)
+        client = await authz.directory.get(interaction.request.client_id)
         return render(
             "login.html", uid=uid, csrf=interaction.csrf, error=interaction.login_error,
             client_name=(client.client_name if client and client.client_name else "An application"),
@@ -255,8 +256,14 @@ async def internal_oidc_metadata(request: Request, authz: Authz) -> Response[byt
     return _json(openid_configuration(authz.settings))
 
 
+@get("/internal/openapi.json", include_in_schema=False)
+async def internal_openapi(request: Request, authz: Authz) -> Response[bytes]:
+    _check_internal(request, authz)
+    return _json(authz_openapi(authz.settings.base_url))
+
+
 ROUTES = [
     register, authorize, interaction_page, login_submit, consent_submit, stylesheet, token, revoke, introspect,
     userinfo, jwks,
-    internal_as_metadata, internal_oidc_metadata,
+    internal_as_metadata, internal_oidc_metadata, internal_openapi,
 ]
