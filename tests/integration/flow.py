@@ -127,7 +127,7 @@ class Flow:
 
     async def redis_keys(self) -> int:
         """Pending interactions stored (none may be left by a refused request)."""
-        return await self.redis.dbsize()
+        return len([k async for k in self.redis.scan_iter(match="authz:interaction:*")])
 
     async def count(self, table: str) -> int:
         return await self.pool.fetchval(f"SELECT count(*) FROM {table}")

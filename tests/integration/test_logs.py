@@ -32,6 +32,6 @@ async def test_refused_login_is_logged_without_the_password(flow: Flow) -> None:
         start = await flow.start(flow.authorize_params(reg, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"))
         await flow.login(start.headers["location"], user, password="hunter2-wrong")
     failed = [e for e in events if e["event"] == "login_failed"]
-    assert failed and failed[0]["user_id"] == user["id"]
+    assert failed and failed[0]["subject"] == user["id"] and failed[0]["audit"] is True
     assert all("hunter2-wrong" not in repr(e) for e in events)
     assert query_of(start.headers["location"]) == {}

@@ -130,6 +130,16 @@ class UnsupportedMediaTypeError(OAuthError):
     status_code = 415
 
 
+class TooManyRequestsError(OAuthError):
+    error = "too_many_requests"
+    status_code = 429
+
+    def __init__(self, description: str, *, retry_after: int) -> None:
+        super().__init__(description)
+        self.retry_after = retry_after
+        self.headers["Retry-After"] = str(retry_after)
+
+
 class ServerError(OAuthError):
     error = "server_error"
     status_code = 500

@@ -60,3 +60,11 @@ def configure_logging(level: str = "info", fmt: str = "auto") -> None:
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(name)
+
+
+def audit(event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object) -> None:
+    """A security or administration event: who did what to whom, through which client.
+    The request id is added from the context. Never pass a secret here."""
+    structlog.get_logger("audit").info(
+        event, audit=True, actor=actor, subject=subject, client_id=client_id, **fields
+    )

@@ -18,10 +18,12 @@ from courseschool.common.errors import (
     InvalidTokenError,
     LoginRequiredError,
     OAuthError,
+    TooManyRequestsError,
     UnsupportedGrantTypeError,
 )
+from courseschool.common.ratelimit import Lockout, RateLimiter
 from courseschool.common.jose import KeyEncryptor, decode_kek
-from courseschool.common.logging import get_logger
+from courseschool.common.logging import audit, get_logger
 from courseschool.common.resource import canonical_resource
 from courseschool.common.scopes import BY_NAME, format_scope
 from courseschool.common.secrets import digest, new_token, same
@@ -31,7 +33,7 @@ from .protocol import registration
 from .protocol.authorize import AuthorizationError, Params, UnsafeRequestError, validate_authorization_request
 from .protocol.client_id_metadata import is_metadata_url
 from .protocol.clock import Clock, SystemClock
-from .protocol.consent import grantable, session_usable
+from .protocol.consent import consent_can_be_remembered, grantable, session_usable
 from .protocol.context import TokenContext
 from .protocol import introspection, revocation
 from .protocol.grants import authorization_code, refresh_token
@@ -47,6 +49,8 @@ from .storage.grants import PgCodeStore, PgGrantStore
 from .storage.interactions import Interaction, RedisInteractionStore
 from .storage.keys import KeyRing, PgKeyStore
 from .storage.revocations import PgRedisRevoker
+from .storage.admin import PgAdminStore
+from .storage.consents import PgConsentStore
 from .storage.sessions import PgSessionStore
 from .storage.users import PgUserStore
 
@@ -85,6 +89,8 @@ class AuthzService:
         self.grants = PgGrantStore(pool)
         self.codes = PgCodeStore(pool)
         self.sessions = PgSessionStore(pool)
+        self.consents = PgConsentStore(pool)
+        self.admin_store = PgAdminStore(pool)
         self.interactions = RedisInteractionStore(redis, settings.interaction_ttl)
         rotation = RotationPolicy(
             interval=settings.key_rotation_interval, lead=settings.key_publish_lead,
@@ -99,6 +105,11 @@ class AuthzService:
         self.default_resource = canonical_resource(settings.base_url) or settings.base_url
         extra = {canonical_resource(r) for r in settings.extra_resources.split()}
         self.known_resources = frozenset({self.default_resource, *(r for r in extra if r)})
+        self.limiter = RateLimiter(redis, "authz:rate")
+        self.lockout = Lockout(
+            redis, "authz:login", threshold=settings.login_lockout_threshold, window=900,
+            base=settings.login_lockout_base, cap=3600,
+        )
         self.policy = TokenPolicy(
             issuer=settings.issuer, access_token_ttl=settings.access_token_ttl, id_token_ttl=settings.id_token_ttl
         )
@@ -112,13 +123,20 @@ class AuthzService:
         await self.keys.maintain()
         self.ring = await self.keys.load()
 
-    async def key_maintenance_loop(self) -> None:
+    async def maintenance_loop(self) -> None:
+        """Every replica: reload keys each KEY_RELOAD_INTERVAL; about hourly, remove
+        unused dynamically registered clients."""
+        rounds = 0
         while True:
             await asyncio.sleep(self.settings.key_reload_interval)
+            rounds += 1
             try:
                 await self.maintain_keys()
+                if rounds * self.settings.key_reload_interval >= 3600:
+                    rounds = 0
+                    await self.remove_unused_clients()
             except Exception as exc:  # keep the last good keys; try again next round
-                log.warning("signing_key_reload_failed", error=type(exc).__name__)
+                log.warning("maintenance_failed", error=type(exc).__name__)
 
     @property
     def key_ring(self) -> KeyRing:
@@ -127,7 +145,14 @@ class AuthzService:
 
     # -- registration (RFC 7591) ------------------------------------------------
 
-    async def register_client(self, body: bytes) -> dict[str, Any]:
+    async def limit(self, rate_name: str, key: str) -> None:
+        """Count one request against a configured rate; 429 once it is exceeded."""
+        decision = await self.limiter.hit(f"{rate_name}:{key}", self.settings.rate(rate_name))
+        if not decision.allowed:
+            raise TooManyRequestsError("too many requests; slow down", retry_after=decision.retry_after)
+
+    async def register_client(self, body: bytes, *, ip: str) -> dict[str, Any]:
+        await self.limit("rate_register_per_ip", ip)
         meta = registration.parse_metadata(body)
         secret = new_token() if meta.token_endpoint_auth_method == "client_secret_post" else None
         now = self.clock.now()
@@ -138,16 +163,18 @@ class AuthzService:
             id_token_signed_response_alg=meta.id_token_signed_response_alg,
             secret_hash=digest(secret) if secret else None, is_integration=False, now=now,
         )
-        log.info("client_registered", client_id=client.client_id, auth_method=client.token_endpoint_auth_method)
+        audit("client_registered", actor="client", client_id=client.client_id, auth_method=client.token_endpoint_auth_method)
         return registration.registration_response(
             meta, client_id=client.client_id, issued_at=client.client_id_issued_at, secret=secret
         )
 
     # -- authorization (RFC 6749 §4.1.1) ----------------------------------------
 
-    async def start_authorization(self, params: Params, session_id: str | None) -> tuple[Interaction, str]:
-        """Validate the request and open an interaction; raises UnsafeRequestError or
-        AuthorizationError. Returns the interaction and its browser-binding value."""
+    async def start_authorization(self, params: Params, session_id: str | None) -> tuple[Interaction, str] | str:
+        """Validate the request, then either open an interaction (returning it and its
+        browser-binding value) or, when an integration's remembered consent covers
+        the request, finish at once (returning the redirect URL). Raises
+        UnsafeRequestError or AuthorizationError."""
         client_ids = params.get("client_id") or []
         if self.fetcher is not None and len(client_ids) == 1 and is_metadata_url(client_ids[0]):
             _, refusal = await self.directory.resolve(client_ids[0])
@@ -159,9 +186,12 @@ class AuthzService:
         now = self.clock.now()
         session = await self.sessions.get(session_id, now=now)
         usable = session is not None and session_usable(request, auth_time=session.auth_time, now=now)
+        if usable and session is not None and "consent" not in request.prompt:
+            location = await self._remembered(client, request, session.user_id, session.auth_time)
+            if location is not None:
+                return location
         if "none" in request.prompt:
-            # OIDC Core §3.1.2.6: no page may be shown. Public clients always see the
-            # consent page, so without remembered consent this can only fail.
+            # OIDC Core §3.1.2.6: no page may be shown.
             err: OAuthError = (
                 ConsentRequiredError("the user must approve this client")
                 if usable
@@ -174,31 +204,55 @@ class AuthzService:
             auth_time=session.auth_time if usable and session else None,
         )
 
+    async def _remembered(self, client: Client, request: Any, user_id: str, auth_time: int) -> str | None:
+        """Only administrator-made integrations may skip the consent page."""
+        if not consent_can_be_remembered(client):
+            return None
+        user = await self.users.get(user_id)
+        remembered = await self.consents.scope(user_id, client.client_id)
+        if user is None or user.disabled or remembered is None:
+            return None
+        granted, _ = grantable(request.scope, role=user.role, client=client)
+        if not granted or not set(granted) <= set(remembered.split()):
+            return None
+        audit("consent_remembered", actor="user", subject=user_id, client_id=client.client_id)
+        return await self._issue_code(client, user, request, auth_time, granted)
+
     async def open_interaction(self, uid: str, binding: str | None) -> Interaction | None:
         interaction = await self.interactions.get(uid)
         if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
             return None
         return interaction
 
-    async def login(self, interaction: Interaction, email: str, password: str) -> str | None:
+    async def login(self, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
         """Check the credentials; on success bind the user to the interaction and open a
         login session, returning its id for the cookie. On failure record a message for
-        the page and return None."""
+        the page and return None. Too many attempts (from this address, or at this
+        account) raise TooManyRequestsError before the password is even checked."""
+        await self.limit("rate_login_per_ip", ip)
+        account = digest(email.strip().lower()).hex()
+        locked = await self.lockout.locked_for(account)
+        if locked:
+            audit("login_locked", actor="user", client_id=interaction.request.client_id, retry_after=locked)
+            raise TooManyRequestsError("too many failed sign-ins for this account; try again later", retry_after=locked)
         found = await self.users.get_for_login(email) if 0 < len(email) <= 320 else None
         user, password_hash = found if found else (None, None)
         ok = verify_password(password_hash, password[:1024])
         if not ok or user is None or user.disabled:
-            log.info("login_failed", user_id=user.id if user else None, interaction=interaction.uid)
+            audit("login_failed", actor="user", subject=user.id if user else None, client_id=interaction.request.client_id)
             interaction.login_error = "The email or password is not right."
             await self.interactions.save(interaction)
+            if await self.lockout.failed(account):
+                audit("account_locked", actor="system", subject=user.id if user else None)
             return None
+        await self.lockout.succeeded(account)
         if password_hash and needs_rehash(password_hash):
             await self.users.set_password_hash(user.id, hash_password(password))
         now = self.clock.now()
         session_id = await self.sessions.create(user_id=user.id, auth_time=now, ttl=self.settings.session_ttl)
         interaction.user_id, interaction.auth_time, interaction.login_error = user.id, now, None
         await self.interactions.save(interaction)
-        log.info("login_succeeded", user_id=user.id, interaction=interaction.uid)
+        audit("login_succeeded", actor="user", subject=user.id, client_id=interaction.request.client_id)
         return session_id
 
     async def consent_view(self, interaction: Interaction) -> ConsentView | None:
@@ -227,7 +281,7 @@ class AuthzService:
         if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None:
             raise InvalidRequestError("this sign-in request is no longer valid")
         if not approve:
-            log.info("consent_denied", user_id=user.id, client_id=client.client_id)
+            audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id)
             return error_redirect_url(
                 AccessDeniedError("the user denied the request"), request.redirect_uri, request.state,
                 self.settings.issuer,
@@ -238,16 +292,30 @@ class AuthzService:
                 AccessDeniedError("the user's role allows none of the requested scopes"), request.redirect_uri,
                 request.state, self.settings.issuer,
             )
+        if consent_can_be_remembered(client):
+            await self.consents.remember(user.id, client.client_id, format_scope(granted))
+        return await self._issue_code(client, user, request, interaction.auth_time, granted)
+
+    async def _issue_code(self, client: Client, user: User, request: Any, auth_time: int, granted: list[str]) -> str:
         code = new_token()
         now = self.clock.now()
         grant = await self.grants.create_with_code(
             client_id=client.client_id, user_id=user.id, school_id=user.school_id, scope=format_scope(granted),
-            resource=request.resource, auth_time=interaction.auth_time, code=code,
+            resource=request.resource, auth_time=auth_time, code=code,
             redirect_uri=request.redirect_uri, code_challenge=request.code_challenge, nonce=request.nonce,
             code_expires_at=now + self.settings.code_ttl, now=now,
         )
-        log.info("consent_given", user_id=user.id, client_id=client.client_id, grant_id=grant.id)
+        audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id)
         return redirect_url(request.redirect_uri, {"code": code, "state": request.state, "iss": self.settings.issuer})
+
+    async def remove_unused_clients(self) -> list[str]:
+        """Registration hygiene: dynamically registered clients that never completed a
+        grant, older than UNUSED_CLIENT_TTL."""
+        cutoff = self.clock.now() - self.settings.unused_client_ttl
+        removed = await self.admin_store.delete_unused_clients(older_than=cutoff)
+        if removed:
+            audit("unused_clients_removed", actor="system", count=len(removed))
+        return removed
 
     # -- token endpoint (RFC 6749 §3.2) -----------------------------------------
 
@@ -260,8 +328,8 @@ class AuthzService:
             refresh_grace=self.settings.refresh_token_grace,
         )
 
-    async def token(self, form: Params) -> TokenResponse:
-        parsed, client = await self._authenticated(form)
+    async def token(self, form: Params, *, ip: str) -> TokenResponse:
+        parsed, client = await self._authenticated(form, ip=ip)
         if not parsed.grant_type:
             raise InvalidRequestError("grant_type is required")
         handler = GRANT_HANDLERS.get(parsed.grant_type)
@@ -270,18 +338,23 @@ class AuthzService:
         check_grant_type_allowed(client, parsed.grant_type)
         return await handler(parsed, client, self.token_context())
 
-    async def revoke(self, form: Params) -> None:
+    async def revoke(self, form: Params, *, ip: str) -> None:
         """RFC 7009 §2."""
-        parsed, client = await self._authenticated(form)
+        parsed, client = await self._authenticated(form, ip=ip)
         await revocation.revoke(parsed, client, self.token_context())
 
-    async def introspect(self, form: Params) -> dict[str, Any]:
+    async def introspect(self, form: Params, *, ip: str) -> dict[str, Any]:
         """RFC 7662 §2."""
-        parsed, client = await self._authenticated(form)
+        parsed, client = await self._authenticated(form, ip=ip)
         return await introspection.introspect(parsed, client, self.token_context())
 
-    async def _authenticated(self, form: Params) -> tuple[TokenForm, Client]:
+    async def _authenticated(self, form: Params, *, ip: str) -> tuple[TokenForm, Client]:
+        """Rate limits (per address, then per named client, before any secret is
+        checked), then client authentication."""
+        await self.limit("rate_token_per_ip", ip)
         parsed = parse_token_form(form)
+        if parsed.client_id:
+            await self.limit("rate_token_per_client", digest(parsed.client_id[:512]).hex())
         return parsed, await authenticate_client(parsed, self.directory)
 
     # -- bearer tokens at the authorization server (UserInfo) --------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from courseschool.common.ratelimit import Rate, parse_rate
 from courseschool.common.settings import BaseSettings
 
 
@@ -40,6 +41,22 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     cimd_allow_private: bool = False
     cimd_ca_bundle: str | None = None
 
+    # Abuse limits, LIMIT/SECONDS; login lockout doubles from LOGIN_LOCKOUT_BASE seconds
+    # once an account has LOGIN_LOCKOUT_THRESHOLD failures within 15 minutes.
+    rate_register_per_ip: str = "20/3600"
+    rate_token_per_ip: str = "300/60"
+    rate_token_per_client: str = "120/60"
+    rate_login_per_ip: str = "30/300"
+    login_lockout_threshold: int = 5
+    login_lockout_base: int = 30
+    # Dynamically registered clients that never complete a grant are removed after this.
+    unused_client_ttl: int = 7 * 86400
+    # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
+    admin_token: str | None = None
+
+    def rate(self, name: str) -> Rate:
+        return parse_rate(getattr(self, name), name)
+
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in (
@@ -49,6 +66,12 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
+        for name in ("rate_register_per_ip", "rate_token_per_ip", "rate_token_per_client", "rate_login_per_ip"):
+            self.rate(name)
+        if self.login_lockout_threshold < 1 or self.login_lockout_base < 1:
+            raise ValueError("LOGIN_LOCKOUT_THRESHOLD and LOGIN_LOCKOUT_BASE must be positive")
+        if self.admin_token is not None and len(self.admin_token) < 32:
+            raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:
             raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
         if not 0 <= self.refresh_token_grace <= 60:

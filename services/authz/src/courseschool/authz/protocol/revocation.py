@@ -11,7 +11,7 @@ nothing about tokens that are not the caller's.
 from __future__ import annotations
 
 from courseschool.common.errors import InvalidTokenError
-from courseschool.common.logging import get_logger
+from courseschool.common.logging import audit, get_logger
 
 from .context import TokenContext
 from .models import Client
@@ -36,7 +36,7 @@ async def _revoke_refresh_token(value: str, client: Client, ctx: TokenContext) -
     if token is None:
         return False
     if token.grant.client_id != client.client_id:
-        log.warning("revocation_refused", reason="other_client", client_id=client.client_id)
+        audit("revocation_refused", actor="client", client_id=client.client_id, reason="other_client")
         return True
     if not token.grant.revoked:
         await ctx.revoker.revoke_grant(token.grant.id, reason="revoked_by_client")
@@ -49,7 +49,7 @@ async def _revoke_access_token(value: str, client: Client, ctx: TokenContext) ->
     except InvalidTokenError:
         return False  # unknown, forged or already expired: nothing to revoke
     if claims.get("client_id") != client.client_id:
-        log.warning("revocation_refused", reason="other_client", client_id=client.client_id)
+        audit("revocation_refused", actor="client", client_id=client.client_id, reason="other_client")
         return True
     await ctx.revoker.revoke_access_token(jti=claims["jti"], grant_id=claims["grant_id"], expires_at=claims["exp"])
     return True

@@ -16,7 +16,7 @@ import msgspec
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from courseschool.common.logging import get_logger
+from courseschool.common.logging import audit, get_logger
 from courseschool.common.revocation import CHANNEL, RevocationEvent, grant_key, jti_key
 
 from ..protocol.clock import Clock
@@ -34,6 +34,9 @@ ON CONFLICT (jti) DO NOTHING
 _JTI_REVOKED = "SELECT EXISTS (SELECT 1 FROM authz_revoked_access_tokens WHERE jti = $1)"
 
 
+_ACTORS = {"code_reused": "system", "refresh_reused": "system", "revoked_by_client": "client"}
+
+
 class PgRedisRevoker:
     def __init__(self, pool: asyncpg.Pool, redis: aioredis.Redis, *, access_token_ttl: int, clock: Clock) -> None:
         self._pool = pool
@@ -44,12 +47,12 @@ class PgRedisRevoker:
 
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
         await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason)
-        log.info("grant_revoked", grant_id=grant_id, reason=reason)
+        audit("grant_revoked", actor=_ACTORS.get(reason, "admin"), grant_id=grant_id, reason=reason)
         await self._publish(grant_key(grant_id), self._grant_visibility, RevocationEvent(grant_id=grant_id))
 
     async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None:
         await self._pool.execute(_REVOKE_JTI, jti, uuid.UUID(grant_id), expires_at)
-        log.info("access_token_revoked", jti=jti, grant_id=grant_id)
+        audit("access_token_revoked", actor="client", grant_id=grant_id, jti=jti)
         ttl = max(1, expires_at - self._clock.now() + 120)
         await self._publish(jti_key(jti), ttl, RevocationEvent(jti=jti))
 

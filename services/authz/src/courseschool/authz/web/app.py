@@ -17,6 +17,7 @@ from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, hea
 from ..protocol.clock import Clock
 from ..service import AuthzService
 from ..settings import AuthzSettings
+from .admin import ADMIN_ROUTES
 from .handlers import ROUTES
 
 MAX_BODY = 64 * 1024
@@ -35,7 +36,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             service = AuthzService(settings, pool, redis, clock=clock)
             await service.start()
             holder["service"] = service
-            maintenance = asyncio.create_task(service.key_maintenance_loop())
+            maintenance = asyncio.create_task(service.maintenance_loop())
             try:
                 yield
             finally:
@@ -57,7 +58,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
         await holder["service"].redis.ping()
 
     app = Litestar(
-        route_handlers=[*ROUTES, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+        route_handlers=[*ROUTES, *ADMIN_ROUTES, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
         dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[RequestIdMiddleware],

@@ -18,6 +18,7 @@ from courseschool.common.errors import (
     InvalidTokenError,
     NotFoundError,
     OAuthError,
+    TooManyRequestsError,
     bearer_challenge,
 )
 from courseschool.common.secrets import same
@@ -41,7 +42,12 @@ def _multi(items: Any) -> dict[str, list[str]]:
     return out
 
 
-def _session_cookie_name(authz: Authz) -> str:
+def _ip(request: Request) -> str:
+    """The caller's address (uvicorn puts the proxy's X-Forwarded-For here when trusted)."""
+    return request.client.host if request.client else "unknown"
+
+
+def _session_cookie_name(authz: AuthzService) -> str:
     return "__Host-cs_session" if authz.settings.cookie_secure else "cs_session"
 
 
@@ -64,7 +70,7 @@ async def register(request: Request, authz: Authz) -> Response[bytes]:
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise InvalidClientMetadataError("the request body must be application/json")
     body = await request.body()
-    return _json(await authz.register_client(body), status=201, headers=NO_STORE)
+    return _json(await authz.register_client(body, ip=_ip(request)), status=201, headers=NO_STORE)
 
 
 # -- authorization endpoint (RFC 6749 §3.1) --------------------------------------
@@ -76,13 +82,14 @@ async def authorize(request: Request, authz: Authz) -> Response[Any]:
     else:
         params = _multi(request.query_params.multi_items())
     try:
-        interaction, binding = await authz.start_authorization(
-            params, request.cookies.get(_session_cookie_name(authz))
-        )
+        started = await authz.start_authorization(params, request.cookies.get(_session_cookie_name(authz)))
     except UnsafeRequestError as exc:
         return error_page(exc.description)
     except AuthorizationError as exc:
         return see_other(error_redirect_url(exc.error, exc.redirect_uri, exc.state, authz.settings.issuer))
+    if isinstance(started, str):  # remembered consent: straight back to the client
+        return see_other(started)
+    interaction, binding = started
     cookie = _binding_cookie(authz, interaction.uid, binding, authz.settings.interaction_ttl)
     return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])
 
@@ -130,7 +137,14 @@ async def login_submit(uid: FromPath[str], request: Request, authz: Authz) -> Re
     if isinstance(checked, Response):
         return checked
     interaction, fields = checked
-    session_id = await authz.login(interaction, fields.get("email", "").strip(), fields.get("password", ""))
+    try:
+        session_id = await authz.login(
+            interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=_ip(request)
+        )
+    except TooManyRequestsError as exc:
+        page = error_page(f"{exc.description.capitalize()} (about {exc.retry_after} s).", status=429)
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
     cookies = []
     if session_id is not None:
         cookies.append(
@@ -170,7 +184,7 @@ async def stylesheet() -> Response[bytes]:
 async def token(request: Request, authz: Authz) -> Response[bytes]:
     _require_form(request)
     form = await request.form()
-    response = await authz.token(_multi(form.multi_items()))
+    response = await authz.token(_multi(form.multi_items()), ip=_ip(request))
     return Response(msgspec.json.encode(response), media_type="application/json", headers=NO_STORE)
 
 
@@ -186,14 +200,14 @@ def _require_form(request: Request) -> None:
 async def revoke(request: Request, authz: Authz) -> Response[bytes]:
     """RFC 7009 §2.2: 200 with an empty body, known token or not."""
     _require_form(request)
-    await authz.revoke(_multi((await request.form()).multi_items()))
+    await authz.revoke(_multi((await request.form()).multi_items()), ip=_ip(request))
     return Response(b"", headers=NO_STORE)
 
 
 @post("/api/oauth/introspect", status_code=200)
 async def introspect(request: Request, authz: Authz) -> Response[bytes]:
     _require_form(request)
-    body = await authz.introspect(_multi((await request.form()).multi_items()))
+    body = await authz.introspect(_multi((await request.form()).multi_items()), ip=_ip(request))
     return _json(body, headers=NO_STORE)
 
 

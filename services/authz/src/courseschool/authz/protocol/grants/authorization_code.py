@@ -10,7 +10,7 @@ Nothing is consumed before every check has passed.
 from __future__ import annotations
 
 from courseschool.common.errors import InvalidGrantError
-from courseschool.common.logging import get_logger
+from courseschool.common.logging import audit, get_logger
 from courseschool.common.secrets import new_token
 
 from .. import pkce
@@ -64,7 +64,7 @@ async def _load_unused_code(value: str, ctx: TokenContext) -> AuthorizationCode:
 async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext) -> None:
     """§4.1.2: a code used twice is refused and what its first use issued is revoked."""
     await ctx.revoker.revoke_grant(code.grant_id, reason="code_reused")
-    log.warning("code_reused", client_id=code.client_id, grant_id=code.grant_id)
+    audit("code_reused", actor="client", subject=code.user_id, client_id=code.client_id, grant_id=code.grant_id)
     raise InvalidGrantError("the authorization code is invalid, expired or already used")
 
 

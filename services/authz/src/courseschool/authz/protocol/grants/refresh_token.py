@@ -11,7 +11,7 @@ back (a lost response, retried); otherwise the whole grant is revoked.
 from __future__ import annotations
 
 from courseschool.common.errors import InvalidGrantError, InvalidScopeError
-from courseschool.common.logging import get_logger
+from courseschool.common.logging import audit, get_logger
 from courseschool.common.scopes import format_scope, parse_scope
 from courseschool.common.secrets import new_token
 
@@ -98,5 +98,6 @@ async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: Toke
         log.info("refresh_retried", client_id=token.grant.client_id, grant_id=token.grant.id)
         return replay.open_sealed(value, token.replay)
     await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused")
-    log.warning("refresh_reused", client_id=token.grant.client_id, grant_id=token.grant.id)
+    audit("refresh_reused", actor="client", subject=token.grant.user_id, client_id=token.grant.client_id,
+          grant_id=token.grant.id)
     raise InvalidGrantError(INVALID)

@@ -1,0 +1,131 @@
+"""Rate limits: fixed-window counters in Redis, shared by every replica.
+
+When Redis cannot be reached the counters fall back to this process's memory, so no
+limit becomes unlimited and no request fails because of the limiter itself (each
+replica then enforces the limit on its own share of the traffic).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import msgspec
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from .logging import get_logger
+
+log = get_logger(__name__)
+_RATE = re.compile(r"^(\d+)/(\d+)$")
+
+
+class Rate(msgspec.Struct, frozen=True):
+    limit: int
+    window: int  # seconds
+
+
+def parse_rate(value: str, name: str) -> Rate:
+    """`"10/60"`: ten per sixty seconds."""
+    match = _RATE.match(value.strip())
+    if not match or int(match.group(1)) < 1 or int(match.group(2)) < 1:
+        raise ValueError(f"{name.upper()} must look like LIMIT/SECONDS, e.g. 10/60")
+    return Rate(int(match.group(1)), int(match.group(2)))
+
+
+class Decision(msgspec.Struct, frozen=True):
+    allowed: bool
+    retry_after: int = 0
+
+
+class RateLimiter:
+    def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count)
+
+    async def hit(self, key: str, rate: Rate) -> Decision:
+        """Count one event under `key`; refuse it once the window's limit is passed."""
+        now = time.time()
+        window = int(now // rate.window)
+        retry_after = max(1, int((window + 1) * rate.window - now))
+        full_key = f"{self._prefix}:{key}:{window}"
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.incr(full_key)
+                pipe.expire(full_key, rate.window + 1)
+                count, _ = await pipe.execute()
+        except (redis.exceptions.RedisError, OSError):
+            count = self._local_hit(full_key, window)
+        return Decision(allowed=count <= rate.limit, retry_after=0 if count <= rate.limit else retry_after)
+
+    def _local_hit(self, key: str, window: int) -> int:
+        if len(self._local) > 50_000:
+            self._local = {k: v for k, v in self._local.items() if v[0] >= window}
+        seen_window, count = self._local.get(key, (window, 0))
+        count = count + 1 if seen_window == window else 1
+        self._local[key] = (window, count)
+        return count
+
+
+class Lockout:
+    """Progressive lockout after repeated failures (login attempts per account):
+    from the `threshold`-th failure within `window`, locked for `base` seconds,
+    doubling with each further failure, at most `cap`."""
+
+    def __init__(self, redis: aioredis.Redis, prefix: str, *, threshold: int, window: int, base: int, cap: int) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._threshold = threshold
+        self._window = window
+        self._base = base
+        self._cap = cap
+        self._local: dict[str, tuple[float, int, float]] = {}  # key -> (first failure, failures, locked until)
+
+    async def locked_for(self, key: str) -> int:
+        """Seconds the key stays locked (0: not locked)."""
+        try:
+            ttl = await self._redis.ttl(f"{self._prefix}:lock:{key}")
+            return max(0, int(ttl))
+        except (redis.exceptions.RedisError, OSError):
+            _, _, until = self._local.get(key, (0.0, 0, 0.0))
+            return max(0, int(until - time.time() + 0.999))
+
+    async def failed(self, key: str) -> int:
+        """Record a failure; return the lock it triggered in seconds (0: none)."""
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.set(f"{self._prefix}:fail:{key}", 0, ex=self._window, nx=True)  # the window starts
+                pipe.incr(f"{self._prefix}:fail:{key}")
+                _, failures = await pipe.execute()
+        except (redis.exceptions.RedisError, OSError):
+            return self._local_failed(key)
+        seconds = self._lock_seconds(failures)
+        if seconds:
+            try:
+                await self._redis.set(f"{self._prefix}:lock:{key}", b"1", ex=seconds)
+            except (redis.exceptions.RedisError, OSError):
+                pass
+        return seconds
+
+    async def succeeded(self, key: str) -> None:
+        self._local.pop(key, None)
+        try:
+            await self._redis.delete(f"{self._prefix}:fail:{key}")
+        except (redis.exceptions.RedisError, OSError):
+            pass
+
+    def _lock_seconds(self, failures: int) -> int:
+        if failures < self._threshold:
+            return 0
+        return min(self._cap, self._base * 2 ** (failures - self._threshold))
+
+    def _local_failed(self, key: str) -> int:
+        now = time.time()
+        first, failures, _ = self._local.get(key, (now, 0, 0.0))
+        if now - first > self._window:
+            first, failures = now, 0
+        failures += 1
+        seconds = self._lock_seconds(failures)
+        self._local[key] = (first, failures, now + seconds)
+        return seconds

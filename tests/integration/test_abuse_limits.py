@@ -1,0 +1,104 @@
+"""Abuse limits: 429 with Retry-After, per address and per client, progressive
+lockout of an account after failed sign-ins, and the limits keep holding (in memory)
+when Redis is gone."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+
+from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.web.app import create_app
+from courseschool.common.ratelimit import Lockout, RateLimiter, parse_rate
+
+from .conftest import serve
+from .flow import Flow, pkce_pair
+
+
+def _tight(base: AuthzSettings, **changes: object) -> AuthzSettings:
+    return AuthzSettings(**{**msgspec.structs.asdict(base), **changes})
+
+
+@pytest.fixture
+async def tight_flow(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:
+    settings = _tight(
+        authz_settings, rate_register_per_ip="3/3600", rate_token_per_client="4/60", rate_token_per_ip="50/60",
+        rate_login_per_ip="50/300", login_lockout_threshold=3, login_lockout_base=30,
+    )
+    async with serve(create_app(settings, clock=clock)) as client:
+        yield Flow(client, clean_db, redis_client)
+
+
+async def test_registration_is_limited_per_address(tight_flow: Flow) -> None:
+    for _ in range(3):
+        await tight_flow.register()
+    refused = await tight_flow.client.post("/api/oauth/register", json={"redirect_uris": ["http://127.0.0.1/cb"]})
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "too_many_requests"
+    assert 0 < int(refused.headers["retry-after"]) <= 3600
+    assert await tight_flow.count("authz_clients") == 3
+
+
+async def test_token_requests_are_limited_per_client(tight_flow: Flow) -> None:
+    reg = await tight_flow.register()
+    statuses = [
+        (await tight_flow.token(grant_type="refresh_token", refresh_token="guess", client_id=reg["client_id"])).status_code
+        for _ in range(6)
+    ]
+    assert statuses == [400, 400, 400, 400, 429, 429]
+    other = await tight_flow.register()
+    assert (await tight_flow.token(grant_type="refresh_token", refresh_token="x", client_id=other["client_id"])).status_code == 400
+
+
+async def test_failed_sign_ins_lock_the_account_progressively(tight_flow: Flow, redis_client) -> None:
+    reg = await tight_flow.register()
+    user = await tight_flow.user()
+    _, challenge = pkce_pair()
+    interaction = (await tight_flow.start(tight_flow.authorize_params(reg, challenge))).headers["location"]
+    for _ in range(3):
+        assert (await tight_flow.login(interaction, user, password="wrong")).status_code == 303
+    locked = await tight_flow.login(interaction, user)  # even the right password waits out the lock
+    assert locked.status_code == 429
+    assert 0 < int(locked.headers["retry-after"]) <= 30
+    assert await tight_flow.count("authz_login_sessions") == 0
+    ttl = await redis_client.ttl(next(iter([k async for k in redis_client.scan_iter(match="authz:login:lock:*")])))
+    assert 0 < ttl <= 30
+
+
+async def test_lockout_doubles_with_each_further_failure(redis_client) -> None:
+    lockout = Lockout(redis_client, "t", threshold=2, window=900, base=10, cap=35)
+    assert [await lockout.failed("acct") for _ in range(5)] == [0, 10, 20, 35, 35]
+    assert 0 < await lockout.locked_for("acct") <= 35
+    await lockout.succeeded("acct")
+    assert await lockout.failed("acct") == 0
+
+
+async def test_limits_hold_in_memory_when_redis_is_gone() -> None:
+    import redis.asyncio as aioredis
+
+    dead = aioredis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    limiter = RateLimiter(dead, "t")
+    rate = parse_rate("2/60", "test")
+    decisions = [await limiter.hit("k", rate) for _ in range(3)]
+    assert [d.allowed for d in decisions] == [True, True, False]
+    assert decisions[2].retry_after > 0
+    lockout = Lockout(dead, "t", threshold=1, window=900, base=5, cap=60)
+    assert await lockout.failed("acct") == 5 and await lockout.locked_for("acct") > 0
+    await dead.aclose()
+
+
+@pytest.mark.parametrize("value", ["10", "0/60", "5/0", "x/y", "-1/60"])
+def test_malformed_rate_settings_are_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="LIMIT/SECONDS"):
+        parse_rate(value, "rate_token_per_ip")
+
+
+async def test_oversized_bodies_are_413_not_500(flow: Flow) -> None:
+    response = await flow.client.post(
+        "/api/oauth/register", content=b"{" + b" " * (70 * 1024) + b"}", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    long_param = await flow.client.get("/oauth/authorize?client_id=" + "a" * 600)
+    assert long_param.status_code == 400
