@@ -21,6 +21,7 @@ from courseschool.common.errors import (
     TooManyRequestsError,
     UnsupportedGrantTypeError,
 )
+from courseschool.common.metrics import TOKENS_ISSUED
 from courseschool.common.ratelimit import Lockout, RateLimiter
 from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.logging import audit, get_logger
@@ -336,7 +337,9 @@ class AuthzService:
         if handler is None:
             raise UnsupportedGrantTypeError(f"grant_type {parsed.grant_type!r} is not supported")
         check_grant_type_allowed(client, parsed.grant_type)
-        return await handler(parsed, client, self.token_context())
+        response = await handler(parsed, client, self.token_context())
+        TOKENS_ISSUED.labels(parsed.grant_type).inc()
+        return response
 
     async def revoke(self, form: Params, *, ip: str) -> None:
         """RFC 7009 §2."""

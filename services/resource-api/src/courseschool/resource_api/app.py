@@ -18,7 +18,8 @@ from courseschool.common.errors import NotFoundError
 from courseschool.common.redis import create_redis
 from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import same
-from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, health_handlers
+from courseschool.common.metrics import unwatch_pool, watch_pool
+from courseschool.common.web import service_app
 
 from .bearer import BearerVerifier, Clock, Introspector, JwksCache
 from .metadata import protected_resource_metadata
@@ -52,10 +53,12 @@ def create_app(
             redis=redis, cache_ttl=settings.introspection_cache_ttl, clock=clock,
         )
         verifier.feed.start()
+        watch_pool("resource_api", pool)
         holder["service"] = ResourceService(settings, pool, verifier)
         try:
             yield
         finally:
+            unwatch_pool("resource_api")
             await verifier.feed.stop()
             holder.clear()
             if authz is None:
@@ -88,12 +91,11 @@ def create_app(
     async def check_redis() -> None:
         await holder["service"].verifier.feed._redis.ping()
 
-    app = Litestar(
-        route_handlers=[*all_routes(), internal_prm, internal_openapi, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+    app = service_app(
+        "resource_api",
+        route_handlers=[*all_routes(), internal_prm, internal_openapi],
+        ready_checks={"postgres": check_postgres, "redis": check_redis},
         dependencies={"resources": Provide(provide_service, sync_to_thread=False)},
-        exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[RequestIdMiddleware],
-        logging_config=None,
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,
         openapi_config=OpenAPIConfig(title=settings.resource_name, version="1.0.0", path="/api/v1/schema"),

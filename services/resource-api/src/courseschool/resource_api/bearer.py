@@ -28,6 +28,7 @@ from joserfc.jwk import KeySet
 from courseschool.common.errors import InvalidTokenError, TemporarilyUnavailableError
 from courseschool.common.jose import key_set, unverified_header, verify_access_token
 from courseschool.common.logging import get_logger
+from courseschool.common.metrics import CACHE
 from courseschool.common.revocation import CHANNEL, RevocationEvent
 
 log = get_logger(__name__)
@@ -252,6 +253,7 @@ class BearerVerifier:
             # The revocation state is unknown: the authorization server decides.
             return self._live(await self._introspect(token, digest, use_cache=False), now)
         cached = self._verified.get(digest)
+        CACHE.labels("verified_tokens", "hit" if cached is not None else "miss").inc()
         if cached is not None:
             return self._live(cached, now)
         principal = await (self._verify_jwt(token, now) if self.mode == "jwt" else self._introspect(token, digest))
@@ -283,6 +285,7 @@ class BearerVerifier:
                 cached = await self._redis.get(key)
             except (redis.exceptions.RedisError, OSError):
                 cached = None
+            CACHE.labels("introspection", "hit" if cached else "miss").inc()
             if cached:
                 return msgspec.json.decode(cached, type=Principal)
         answer = await self._introspector.introspect(token)

@@ -12,7 +12,8 @@ from litestar.openapi import OpenAPIConfig
 
 from courseschool.common.db import create_pool
 from courseschool.common.redis import create_redis
-from courseschool.common.web import EXCEPTION_HANDLERS, RequestIdMiddleware, health_handlers
+from courseschool.common.metrics import unwatch_pool, watch_pool
+from courseschool.common.web import service_app
 
 from ..protocol.clock import Clock
 from ..service import AuthzService
@@ -33,6 +34,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
         pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
         redis = create_redis(settings.redis_url)
         try:
+            watch_pool("authz", pool)
             service = AuthzService(settings, pool, redis, clock=clock)
             await service.start()
             holder["service"] = service
@@ -45,6 +47,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
                     await service.fetcher.aclose()
         finally:
             holder.clear()
+            unwatch_pool("authz")
             await redis.aclose()
             await pool.close()
 
@@ -57,12 +60,11 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
     async def check_redis() -> None:
         await holder["service"].redis.ping()
 
-    app = Litestar(
-        route_handlers=[*ROUTES, *ADMIN_ROUTES, *health_handlers({"postgres": check_postgres, "redis": check_redis})],
+    app = service_app(
+        "authz",
+        route_handlers=[*ROUTES, *ADMIN_ROUTES],
+        ready_checks={"postgres": check_postgres, "redis": check_redis},
         dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
-        exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[RequestIdMiddleware],
-        logging_config=None,
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,
         openapi_config=OpenAPIConfig(title="Course School authorization server", version="1.0.0", path="/api/oauth/schema"),
