@@ -106,6 +106,9 @@ def running_platform(
         DATA_DIR=str(data_dir), LOG_FORMAT="json", PYTHONUNBUFFERED="1",
         KEY_ENCRYPTION_KEY=kek,  # the same key as the in-process apps: they share the database
         BASE_URL=base_url,
+        # Every test process calls from 127.0.0.1: generous limits (the limits have tests of their own).
+        RATE_REGISTER_PER_IP="10000/60", RATE_TOKEN_PER_IP="10000/60", RATE_TOKEN_PER_CLIENT="10000/60",
+        RATE_LOGIN_PER_IP="10000/60",
     )
     with log_path.open("wb") as log:
         process = subprocess.Popen(

@@ -221,3 +221,15 @@ def feed_principal(claims: dict):
     from courseschool.resource_api.bearer import principal_from_claims
 
     return principal_from_claims(claims)
+
+
+async def test_a_flushed_redis_does_not_make_revoked_tokens_good_again(env: ApiEnv, redis_client) -> None:
+    feed = env.rs_app.state.holder["service"].verifier.feed
+    token = await env.token("courses:read")
+    await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
+    await redis_client.flushdb()  # the revocation keys are gone from Redis...
+    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")  # ...and the feed reloads
+    await asyncio.sleep(0.3)
+    assert await feed.wait_healthy(5.0)
+    assert feed.revoked(feed_principal(await _claims(env, token)))  # reloaded from the authorization server
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))

@@ -60,8 +60,8 @@ def test_every_scope_has_a_non_empty_description(scope) -> None:  # type: ignore
     ("name", "description"),
     [
         ("courses:read", "Read access to courses"),
-        ("courses:write", "Read / write access to courses"),
-        ("membership_plans:write", "Read / write access to membership plans"),
+        ("courses:write", "Write access to courses"),
+        ("membership_plans:write", "Write access to membership plans"),
         ("digital_products:read", "Read access to digital products"),
         ("storage:write", "Write access to storage"),
     ],

@@ -18,7 +18,7 @@ def test_defaults_apply_with_an_empty_environment() -> None:
     assert s.log_level == "info"
     assert s.log_format == "auto"
     assert s.database_url is None and s.redis_url is None and s.key_encryption_key is None
-    assert (s.db_pool_min, s.db_pool_max) == (1, 10)
+    assert (s.db_pool_min, s.db_pool_max) == (0, 10)  # connections open on demand
     assert s.extra_resources == ""
     assert s.cookie_secure is False
 

@@ -41,10 +41,12 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         )
 
 
-async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> asyncpg.Pool:
+    """A pool that opens connections on demand (so a service starts, unready, while
+    Postgres is down), with bounded connect and command times."""
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection,
-        command_timeout=30, max_inactive_connection_lifetime=300,
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection, timeout=3,
+        command_timeout=15, max_inactive_connection_lifetime=300,
     )
 
 

@@ -60,12 +60,12 @@ IDENTITY_SCOPES: tuple[Scope, ...] = (
 
 
 def _area_scopes() -> tuple[Scope, ...]:
-    verbs = {"read": "Read access to", "write": "Read / write access to"}
+    # A write scope does not include reading: reads always need the :read scope.
+    verbs = {"read": "Read access to", "write": "Write access to"}
     out = []
     for area in AREAS:
         for access in area.accesses:
-            verb = "Write access to" if area.accesses == ("write",) else verbs[access]
-            out.append(Scope(f"{area.name}:{access}", f"{verb} {area.label}", area.name, access))
+            out.append(Scope(f"{area.name}:{access}", f"{verbs[access]} {area.label}", area.name, access))
     return tuple(out)
 
 

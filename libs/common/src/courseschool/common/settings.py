@@ -29,7 +29,7 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     log_format: Literal["auto", "json", "console"] = "auto"
     # Shared secret that the services present to each other's /internal endpoints.
     internal_token: str | None = None
-    db_pool_min: int = 1
+    db_pool_min: int = 0
     db_pool_max: int = 10
 
     def __post_init__(self) -> None:

@@ -99,6 +99,7 @@ EXCEPTION_HANDLERS: dict[Any, Callable[..., Response[bytes]]] = {
     HTTPException: _http_error_handler,
     asyncpg.PostgresConnectionError: _unavailable_handler,
     asyncpg.exceptions.CannotConnectNowError: _unavailable_handler,
+    asyncpg.exceptions.OperatorInterventionError: _unavailable_handler,
     asyncpg.InterfaceError: _unavailable_handler,
     ConnectionError: _unavailable_handler,
     OSError: _unavailable_handler,

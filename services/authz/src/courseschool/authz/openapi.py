@@ -80,9 +80,19 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
             "operationId": "register_client", "summary": "Dynamic client registration (RFC 7591)", "tags": ["oauth"],
             "description": "Open to native clients with loopback redirect URIs (http://127.0.0.1:<port>/...).",
             "security": [{}], "requestBody": {**json_body(metadata_ref), "required": True},
-            "responses": {"201": json_body(_REGISTERED, "Registered"), **error_responses(400, 413, 503)},
+            "responses": {"201": json_body(_REGISTERED, "Registered"), **error_responses(400, 413, 429, 503)},
         }},
-        "/oauth/authorize": {"get": {
+        "/oauth/authorize": {"post": {
+            "operationId": "authorize_post", "summary": "Authorization endpoint, form-encoded (OIDC Core §3.1.2.1)",
+            "tags": ["oauth"], "security": [{}],
+            "requestBody": _form({"response_type": _STR, "client_id": _STR, "redirect_uri": _STR, "scope": _STR,
+                                  "code_challenge": _STR, "code_challenge_method": _STR, "state": _STR},
+                                 ["response_type", "client_id", "redirect_uri", "scope", "code_challenge",
+                                  "code_challenge_method"]),
+            "responses": {"303": {"description": "As for GET", "headers": {"Location": {"schema": {"type": "string"}}}},
+                          "400": {"description": "Unknown client or redirect URI: an error page",
+                                  "content": {"text/html": {"schema": {"type": "string"}}}}},
+        }, "get": {
             "operationId": "authorize", "summary": "Authorization endpoint: the user signs in and approves",
             "tags": ["oauth"], "security": [{}],
             "parameters": [
@@ -111,21 +121,22 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
             "operationId": "token", "summary": "Token endpoint: authorization_code and refresh_token grants",
             "tags": ["oauth"], "security": [{}], "requestBody": _form(_TOKEN_FORM, ["grant_type", "client_id"]),
             "responses": {"200": {**json_body(token_ref, "Tokens"), "headers": no_store},
-                          **error_responses(400, 401, 503)},
+                          **error_responses(400, 401, 429, 503)},
         }},
         "/api/oauth/revoke": {"post": {
             "operationId": "revoke", "summary": "Token revocation (RFC 7009); a refresh token ends its grant",
             "tags": ["oauth"], "security": [{}],
             "requestBody": _form({"token": _STR, "token_type_hint": {"enum": ["access_token", "refresh_token"]},
                                   **_CLIENT_AUTH}, ["token", "client_id"]),
-            "responses": {"200": {"description": "Revoked, or nothing to revoke"}, **error_responses(400, 401, 503)},
+            "responses": {"200": {"description": "Revoked, or nothing to revoke"}, **error_responses(400, 401, 429, 503)},
         }},
         "/api/oauth/introspect": {"post": {
             "operationId": "introspect", "summary": "Token introspection (RFC 7662), for confidential clients",
             "tags": ["oauth"], "security": [{}],
             "requestBody": _form({"token": _STR, "token_type_hint": _STR, **_CLIENT_AUTH},
                                  ["token", "client_id", "client_secret"]),
-            "responses": {"200": {**json_body(_INTROSPECTION), "headers": no_store}, **error_responses(400, 401, 503)},
+            "responses": {"200": {**json_body(_INTROSPECTION), "headers": no_store},
+                          **error_responses(400, 401, 429, 503)},
         }},
         "/api/oauth/userinfo": {"get": userinfo, "post": {**userinfo, "operationId": "userinfo_post"}},
         "/api/oauth/jwks": {"get": {

@@ -18,6 +18,7 @@ from courseschool.common.errors import (
     InvalidTokenError,
     LoginRequiredError,
     OAuthError,
+    TemporarilyUnavailableError,
     TooManyRequestsError,
     UnsupportedGrantTypeError,
 )
@@ -116,7 +117,12 @@ class AuthzService:
         )
 
     async def start(self) -> None:
-        self.ring = await self.keys.ensure_active()
+        """Load the signing keys; with Postgres down, start anyway (not ready: 503s)
+        and let the maintenance loop load them once it is back."""
+        try:
+            self.ring = await self.keys.ensure_active()
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("signing_keys_unavailable_at_start", error=type(exc).__name__)
 
     async def maintain_keys(self) -> None:
         """Take due rotation steps, then reload, so this replica signs with the key
@@ -129,9 +135,12 @@ class AuthzService:
         unused dynamically registered clients."""
         rounds = 0
         while True:
-            await asyncio.sleep(self.settings.key_reload_interval)
+            # Until the keys are loaded (Postgres was down at start), try every second.
+            await asyncio.sleep(self.settings.key_reload_interval if self.ring is not None else 1)
             rounds += 1
             try:
+                if self.ring is None:
+                    self.ring = await self.keys.ensure_active()
                 await self.maintain_keys()
                 if rounds * self.settings.key_reload_interval >= 3600:
                     rounds = 0
@@ -141,7 +150,8 @@ class AuthzService:
 
     @property
     def key_ring(self) -> KeyRing:
-        assert self.ring is not None, "AuthzService.start() was not awaited"
+        if self.ring is None:
+            raise TemporarilyUnavailableError("the signing keys are not loaded yet; try again shortly")
         return self.ring
 
     # -- registration (RFC 7591) ------------------------------------------------

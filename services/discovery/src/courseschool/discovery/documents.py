@@ -16,6 +16,7 @@ import redis.exceptions
 
 from courseschool.common.errors import TemporarilyUnavailableError
 from courseschool.common.logging import get_logger
+from courseschool.common.metrics import CACHE
 from courseschool.common.web import REQUEST_ID_HEADER, current_request_id
 
 log = get_logger(__name__)
@@ -56,7 +57,9 @@ class DocumentCache:
         last good copy, from memory or Redis, while `produce` fails."""
         held = self._docs.get(key)
         if held is not None and time.monotonic() - held.fetched_at < self._ttl:
+            CACHE.labels("discovery_documents", "hit").inc()
             return held
+        CACHE.labels("discovery_documents", "miss").inc()
         try:
             body = await produce()
         except (httpx.HTTPError, ValueError, msgspec.DecodeError) as exc:

@@ -21,7 +21,7 @@ from courseschool.common.secrets import same
 from courseschool.common.metrics import unwatch_pool, watch_pool
 from courseschool.common.web import service_app
 
-from .bearer import BearerVerifier, Clock, Introspector, JwksCache
+from .bearer import BearerVerifier, Clock, Introspector, JwksCache, RevocationSource
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
 from .service import ResourceService
@@ -51,6 +51,7 @@ def create_app(
             jwks=JwksCache(http, refetch_interval=settings.jwks_refetch_interval, max_age=settings.jwks_max_age),
             introspector=Introspector(http, settings.rs_client_id, settings.rs_client_secret),
             redis=redis, cache_ttl=settings.introspection_cache_ttl, clock=clock,
+            revocations=RevocationSource(http, settings.internal_token) if settings.internal_token else None,
         )
         verifier.feed.start()
         watch_pool("resource_api", pool)

@@ -82,13 +82,17 @@ class RevocationFeed:
     server instead.
     """
 
-    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None) -> None:
+    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None, loader: Any = None) -> None:
         self._redis = redis
+        # Asks the authorization server for the current revocations (the record in
+        # Postgres), so that a flushed Redis cannot make a revoked token good again.
+        self._loader = loader
         self._grants: set[str] = set()
         self._jtis: set[str] = set()
         self._on_change = on_change or (lambda: None)
         self.healthy = False
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def revoked(self, principal: Principal) -> bool:
         return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
@@ -97,9 +101,12 @@ class RevocationFeed:
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
+        # The flag as well as the cancellation: the Redis client can swallow a
+        # cancellation that lands inside one of its own time-outs.
+        self._stopping = True
         if self._task:
             self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await asyncio.wait([self._task], timeout=3)
 
     async def wait_healthy(self, timeout: float = 5.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -120,11 +127,15 @@ class RevocationFeed:
         async for key in self._redis.scan_iter(match="revoked:*", count=1000):
             kind, _, value = key.decode().removeprefix("revoked:").partition(":")
             (grants if kind == "grant" else jtis).add(value)
+        if self._loader is not None:
+            record = await self._loader()
+            grants.update(record["grant_ids"])
+            jtis.update(record["jtis"])
         self._grants, self._jtis = grants, jtis
 
     async def _run(self) -> None:
         delay = 0.2
-        while True:
+        while not self._stopping:
             pubsub = self._redis.pubsub()
             try:
                 await pubsub.subscribe(CHANNEL)
@@ -133,8 +144,9 @@ class RevocationFeed:
                 self._on_change()
                 delay = 0.2
                 log.info("revocation_feed_connected")
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                while not self._stopping:  # short waits, so that stopping is never held up
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is not None and message.get("type") == "message":
                         self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
             except asyncio.CancelledError:
                 raise
@@ -216,6 +228,21 @@ class Introspector:
         return response.json()
 
 
+class RevocationSource:
+    """The authorization server's current revocations, over its internal endpoint."""
+
+    def __init__(self, http: httpx.AsyncClient, internal_token: str | None) -> None:
+        self._http = http
+        self._token = internal_token
+
+    async def __call__(self) -> dict[str, list[str]]:
+        response = await self._http.get(
+            "/internal/revocations", headers={"Authorization": f"Bearer {self._token}"}, timeout=3.0
+        )
+        response.raise_for_status()
+        return response.json()
+
+
 class BearerVerifier:
     """Turns a bearer token into a Principal, or raises InvalidTokenError."""
 
@@ -231,6 +258,7 @@ class BearerVerifier:
         redis: aioredis.Redis,
         cache_ttl: int,
         clock: Clock | None = None,
+        revocations: Any = None,
     ) -> None:
         self.mode = mode
         self._issuer = issuer
@@ -242,7 +270,7 @@ class BearerVerifier:
         self._cache_ttl = cache_ttl
         self._clock = clock or WallClock()
         self._verified: dict[str, Principal] = {}  # token digest -> principal
-        self.feed = RevocationFeed(redis, on_change=self._verified.clear)
+        self.feed = RevocationFeed(redis, on_change=self._verified.clear, loader=revocations)
 
     async def verify(self, token: str) -> Principal:
         if len(token) > 8192:

@@ -49,7 +49,7 @@ def _collection(spec: AreaSpec, item: dict[str, Any], model: dict[str, Any], pat
         "type": "object", "required": ["items", "next_cursor"],
         "properties": {"items": {"type": "array", "items": item}, "next_cursor": {"type": ["string", "null"]}},
     }
-    read_errors = error_responses(400, 401, 403, 503)
+    read_errors = error_responses(400, 401, 403, 404, 503)  # 404: an unknown school in the catalogue filter
     collection: dict[str, Any] = {"get": {
         "operationId": f"list_{spec.name}", "summary": f"List {name}", "description": spec.description,
         "tags": [name], "security": _security(spec.read_scope, spec.public), "parameters": _list_params(spec),
@@ -80,8 +80,20 @@ def _collection(spec: AreaSpec, item: dict[str, Any], model: dict[str, Any], pat
     return {f"{API}/{name}": collection, f"{API}/{name}/{{item_id}}": one}
 
 
-def _singleton(spec: AreaSpec, model: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    body = {"allOf": [model, {"type": "object", "properties": {"updated_at": _ITEM_FIELDS["updated_at"]}}]}
+def _stored(components: dict[str, Any], model: dict[str, Any], extra: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """The schema of a stored document: the model's fields plus those the API adds.
+    (The model itself forbids unknown fields, so `allOf` with it cannot describe it.)"""
+    name = model["$ref"].rsplit("/", 1)[1]
+    base = components[name]
+    components[name + suffix] = {
+        "type": "object", "title": name + suffix,
+        "properties": {**base["properties"], **extra},
+        "required": [*base.get("required", []), *extra],
+    }
+    return {"$ref": f"#/components/schemas/{name}{suffix}"}
+
+
+def _singleton(spec: AreaSpec, body: dict[str, Any], model: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     ops: dict[str, Any] = {"get": {
         "operationId": f"get_{spec.name}", "summary": f"Get the {spec.path}", "description": spec.description,
         "tags": [spec.path], "security": _security(spec.read_scope),
@@ -161,11 +173,11 @@ def resource_openapi(base_url: str, title: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for spec in AREA_SPECS:
         if spec.kind == "collection":
-            item = {"allOf": [models[spec.name], {"type": "object", "properties": _ITEM_FIELDS,
-                                                  "required": list(_ITEM_FIELDS)}]}
+            item = _stored(components, models[spec.name], _ITEM_FIELDS, "Record")
             paths.update(_collection(spec, item, models[spec.name], patches[spec.name]))
         elif spec.kind == "singleton":
-            paths.update(_singleton(spec, models[spec.name], patches[spec.name]))
+            body = _stored(components, models[spec.name], {"updated_at": _ITEM_FIELDS["updated_at"]}, "Settings")
+            paths.update(_singleton(spec, body, models[spec.name], patches[spec.name]))
         elif spec.kind == "computed":
             paths.update(_analytics(spec))
         else:

@@ -65,8 +65,8 @@ def validate_metadata(meta: ClientMetadata) -> ClientMetadata:
         raise InvalidClientMetadataError(
             "application_type must be native; web clients with fixed callbacks are registered integrations"
         )
-    if meta.client_name is not None and not (0 < len(meta.client_name) <= MAX_NAME_LENGTH):
-        raise InvalidClientMetadataError(f"client_name must be 1 to {MAX_NAME_LENGTH} characters")
+    if meta.client_name is not None and not (0 < len(meta.client_name) <= MAX_NAME_LENGTH) or "\x00" in (meta.client_name or ""):
+        raise InvalidClientMetadataError(f"client_name must be 1 to {MAX_NAME_LENGTH} characters, without NUL")
     if meta.id_token_signed_response_alg not in ID_TOKEN_ALGS:
         raise InvalidClientMetadataError(f"id_token_signed_response_alg must be one of {', '.join(ID_TOKEN_ALGS)}")
     if meta.scope is not None:

@@ -32,6 +32,8 @@ INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at) VALUES ($1, 
 ON CONFLICT (jti) DO NOTHING
 """
 _JTI_REVOKED = "SELECT EXISTS (SELECT 1 FROM authz_revoked_access_tokens WHERE jti = $1)"
+_RECENT_GRANTS = "SELECT id::text FROM authz_grants WHERE revoked_at > now() - make_interval(secs => $1)"
+_LIVE_JTIS = "SELECT jti FROM authz_revoked_access_tokens WHERE expires_at > now() - interval '5 minutes'"
 
 
 _ACTORS = {"code_reused": "system", "refresh_reused": "system", "revoked_by_client": "client"}
@@ -58,6 +60,15 @@ class PgRedisRevoker:
 
     async def access_token_revoked(self, jti: str) -> bool:
         return bool(await self._pool.fetchval(_JTI_REVOKED, jti))
+
+    async def current(self) -> dict[str, list[str]]:
+        """What a resource server must refuse now: grants revoked recently enough that
+        their access tokens may live, and revoked token ids not yet expired. From
+        Postgres, so it survives a Redis flush."""
+        async with self._pool.acquire() as conn:
+            grants = [r["id"] for r in await conn.fetch(_RECENT_GRANTS, float(self._grant_visibility))]
+            jtis = [r["jti"] for r in await conn.fetch(_LIVE_JTIS)]
+        return {"grant_ids": grants, "jtis": jtis}
 
     async def _publish(self, key: str, ttl: int, event: RevocationEvent) -> None:
         try:

@@ -38,6 +38,8 @@ def _multi(items: Any) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key, value in items:
         if isinstance(value, str):
+            if "\x00" in key or "\x00" in value:
+                raise InvalidRequestError("parameters must not contain NUL characters")
             out.setdefault(key, []).append(value)
     return out
 
@@ -77,10 +79,13 @@ async def register(request: Request, authz: Authz) -> Response[bytes]:
 
 @route("/oauth/authorize", http_method=["GET", "POST"], status_code=200)
 async def authorize(request: Request, authz: Authz) -> Response[Any]:
-    if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
-        params = _multi((await request.form()).multi_items())
-    else:
-        params = _multi(request.query_params.multi_items())
+    try:
+        if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
+            params = _multi((await request.form()).multi_items())
+        else:
+            params = _multi(request.query_params.multi_items())
+    except InvalidRequestError as exc:  # before the client is known: a page, never a redirect
+        return error_page(exc.description)
     try:
         started = await authz.start_authorization(params, request.cookies.get(_session_cookie_name(authz)))
     except UnsafeRequestError as exc:
@@ -125,7 +130,7 @@ async def _checked_form(uid: FromPath[str], request: Request, authz: Authz) -> t
     if interaction is None:
         return error_page(EXPIRED)
     form = await request.form()
-    fields = {k: v for k, v in form.items() if isinstance(v, str) and len(v) <= MAX_FORM_FIELD}
+    fields = {k: v for k, v in form.items() if isinstance(v, str) and len(v) <= MAX_FORM_FIELD and "\x00" not in v}
     if not same(fields.get("csrf", ""), interaction.csrf):
         return error_page("The form was not sent from this page. Go back and try again.", status=403)
     return interaction, fields
@@ -270,6 +275,13 @@ async def internal_oidc_metadata(request: Request, authz: Authz) -> Response[byt
     return _json(openid_configuration(authz.settings))
 
 
+@get("/internal/revocations", include_in_schema=False)
+async def internal_revocations(request: Request, authz: Authz) -> Response[bytes]:
+    """For resource servers (re)joining the revocation feed."""
+    _check_internal(request, authz)
+    return _json(await authz.revoker.current(), headers=NO_STORE)
+
+
 @get("/internal/openapi.json", include_in_schema=False)
 async def internal_openapi(request: Request, authz: Authz) -> Response[bytes]:
     _check_internal(request, authz)
@@ -279,5 +291,5 @@ async def internal_openapi(request: Request, authz: Authz) -> Response[bytes]:
 ROUTES = [
     register, authorize, interaction_page, login_submit, consent_submit, stylesheet, token, revoke, introspect,
     userinfo, jwks,
-    internal_as_metadata, internal_oidc_metadata, internal_openapi,
+    internal_as_metadata, internal_oidc_metadata, internal_openapi, internal_revocations,
 ]

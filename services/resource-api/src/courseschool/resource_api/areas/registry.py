@@ -74,7 +74,22 @@ def validate_document(spec: AreaSpec, data: dict[str, Any]) -> dict[str, Any]:
     item = msgspec.convert(data, spec.model)
     if spec.check is not None:
         spec.check(msgspec.structs.asdict(item))
-    return msgspec.to_builtins(item)
+    document = msgspec.to_builtins(item)
+    _no_nul(document)
+    return document
+
+
+def _no_nul(value: Any) -> None:
+    """Postgres text cannot hold U+0000; refuse it as bad input rather than fail later."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise RuleError("text must not contain NUL (U+0000) characters")
+    elif isinstance(value, dict):
+        for item in value.values():
+            _no_nul(item)
+    elif isinstance(value, list):
+        for item in value:
+            _no_nul(item)
 
 
 def _dates_in_order(start: str, end: str) -> Callable[[dict[str, Any]], None]:

@@ -26,7 +26,10 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
 
 
 def _query(request: Request) -> dict[str, str]:
-    return {k: v for k, v in request.query_params.items() if isinstance(v, str)}
+    query = {k: v for k, v in request.query_params.items() if isinstance(v, str)}
+    if any("\x00" in k or "\x00" in v for k, v in query.items()):
+        raise InvalidRequestError("parameters must not contain NUL characters")
+    return query
 
 
 def _opt(spec: AreaSpec, scope: str | None, public: bool = False) -> dict[str, Any]:

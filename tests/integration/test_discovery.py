@@ -1,0 +1,158 @@
+"""Discovery: the documents field by field against their RFCs, the merged OpenAPI
+document, caching, and the last good copy while an upstream is down."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import msgspec
+import pytest
+from openapi_spec_validator import validate
+
+from courseschool.common.asgi import AppLifespan
+from courseschool.common.scopes import ALL_SCOPE_NAMES
+from courseschool.discovery.app import create_app as create_discovery
+from courseschool.discovery.settings import DiscoverySettings
+from courseschool.platform.app import build
+
+from .flow import BASE_URL
+
+
+@pytest.fixture
+async def platform(database_url, redis_url, kek, clean_db, redis_client) -> AsyncIterator[httpx.AsyncClient]:
+    shared = {"base_url": BASE_URL, "database_url": database_url, "redis_url": redis_url,
+              "key_encryption_key": kek, "internal_token": "internal-test-token"}
+    router = build(shared)
+    async with AppLifespan(router):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=router), base_url=BASE_URL) as client:
+            client.router = router
+            yield client
+
+
+async def test_authorization_server_metadata_follows_rfc8414(platform: httpx.AsyncClient) -> None:
+    response = await platform.get("/.well-known/oauth-authorization-server")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    doc = response.json()
+    assert doc["issuer"] == BASE_URL  # byte for byte, no trailing slash
+    for name in ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint",
+                 "revocation_endpoint", "introspection_endpoint", "userinfo_endpoint", "service_documentation"):
+        assert doc[name].startswith(BASE_URL + "/"), name
+    assert doc["registration_endpoint"] == f"{BASE_URL}/api/oauth/register"
+    assert doc["response_types_supported"] == ["code"]
+    assert doc["grant_types_supported"] == ["authorization_code", "refresh_token"]
+    assert doc["code_challenge_methods_supported"] == ["S256"]
+    assert doc["token_endpoint_auth_methods_supported"] == ["none", "client_secret_post"]
+    assert doc["scopes_supported"] == list(ALL_SCOPE_NAMES)
+    assert doc["authorization_response_iss_parameter_supported"] is True
+    assert doc["client_id_metadata_document_supported"] is True
+    for name in ("jwks_uri", "service_documentation"):
+        assert (await platform.get(doc[name].removeprefix(BASE_URL))).status_code == 200
+
+
+async def test_openid_configuration_agrees_and_has_oidc_members(platform: httpx.AsyncClient) -> None:
+    oauth = (await platform.get("/.well-known/oauth-authorization-server")).json()
+    oidc = (await platform.get("/.well-known/openid-configuration")).json()
+    for name in ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri", "response_types_supported",
+                 "subject_types_supported", "id_token_signing_alg_values_supported"):
+        assert name in oidc, name
+    assert "RS256" in oidc["id_token_signing_alg_values_supported"]
+    assert {k: v for k, v in oidc.items() if k in oauth} == oauth
+
+
+async def test_protected_resource_metadata_follows_rfc9728(platform: httpx.AsyncClient) -> None:
+    doc = (await platform.get("/.well-known/oauth-protected-resource")).json()
+    assert doc["resource"] == BASE_URL and doc["authorization_servers"] == [BASE_URL]
+    assert doc["bearer_methods_supported"] == ["header"]
+    assert set(doc["scopes_supported"]) <= set(ALL_SCOPE_NAMES)
+    assert doc["resource_name"] and doc["resource_documentation"] == f"{BASE_URL}/auth.md"
+
+
+async def test_documents_carry_etags_and_answer_304(platform: httpx.AsyncClient) -> None:
+    for path in ("/.well-known/oauth-authorization-server", "/openapi.json", "/auth.md"):
+        first = await platform.get(path)
+        assert first.headers["cache-control"] == "public, max-age=300"
+        again = await platform.get(path, headers={"If-None-Match": first.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+
+
+def _template(path: str) -> str:
+    return re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
+
+
+async def test_openapi_is_valid_and_describes_every_public_route(platform: httpx.AsyncClient) -> None:
+    doc = (await platform.get("/openapi.json")).json()
+    validate(doc)
+    assert doc["openapi"].startswith("3.1")
+    flows = doc["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
+    assert set(flows["scopes"]) == set(ALL_SCOPE_NAMES) and flows["tokenUrl"] == f"{BASE_URL}/api/oauth/token"
+    described = {(path, method.upper()) for path, item in doc["paths"].items() for method in item
+                 if method in ("get", "post", "patch", "delete", "put")}
+    served = set()
+    for app in platform.router.apps:
+        for route in app.routes:
+            path = _template(route.path)
+            if path.startswith(("/internal", "/healthz", "/readyz", "/metrics", "/schema", "/oauth/interaction",
+                                "/oauth/assets", "/api/oauth/schema", "/api/v1/schema")):
+                continue
+            served |= {(path, m) for m in route.methods if m not in ("OPTIONS", "HEAD")}
+    assert served - described == set(), "routes missing from /openapi.json"
+    assert described - served == set(), "/openapi.json describes routes nobody serves"
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if method == "parameters":
+                continue
+            if path.startswith("/api/v1/") and path != "/api/v1/storage/files/{file_id}":
+                scopes = [s for req in op["security"] for s in req.get("oauth2", [])]
+                assert len(scopes) == 1 and scopes[0] in ALL_SCOPE_NAMES, (path, method)
+                assert "403" in op["responses"] and "401" in op["responses"]
+
+
+class Switch(httpx.AsyncBaseTransport):
+    """An upstream that can be made to fail."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.down = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.down:
+            raise httpx.ConnectError("upstream stopped")
+        return await self.inner.handle_async_request(request)
+
+
+async def test_last_good_copy_is_served_while_an_upstream_is_down(platform: httpx.AsyncClient, redis_url) -> None:
+    authz_app = next(a for p, a in platform.router.routes if p == "/api/oauth/")
+    resource_app = next(a for p, a in platform.router.routes if p == "/api/v1/")
+    switches = {"authz": Switch(httpx.ASGITransport(app=authz_app)), "resource": Switch(httpx.ASGITransport(app=resource_app))}
+
+    def discovery() -> httpx.AsyncClient:
+        settings = DiscoverySettings(base_url=BASE_URL, internal_token="internal-test-token", redis_url=redis_url,
+                                     metadata_cache_ttl=0)
+        upstreams = {k: httpx.AsyncClient(transport=t, base_url=f"http://{k}") for k, t in switches.items()}
+        return create_discovery(settings, upstreams=upstreams)
+
+    path = "/.well-known/oauth-authorization-server"
+    first_app = discovery()
+    async with AppLifespan(first_app), httpx.AsyncClient(transport=httpx.ASGITransport(app=first_app), base_url=BASE_URL) as d:
+        good = await d.get(path)
+        assert good.status_code == 200
+        assert (await d.get("/readyz")).status_code == 200  # every document fetched once
+        switches["authz"].down = True
+        stale = await d.get(path)  # TTL 0: it tries the upstream, fails, serves the copy it holds
+        assert stale.status_code == 200 and stale.content == good.content
+        assert (await d.get("/healthz")).status_code == 200
+    second_app = discovery()  # a fresh replica: nothing in memory, the copy comes from Redis
+    async with AppLifespan(second_app), httpx.AsyncClient(transport=httpx.ASGITransport(app=second_app), base_url=BASE_URL) as d:
+        from_redis = await d.get(path)
+        assert from_redis.status_code == 200 and from_redis.content == good.content
+        assert (await d.get("/readyz")).status_code == 200
+    switches["authz"].down = False
+    third_settings = DiscoverySettings(base_url=BASE_URL, internal_token="internal-test-token", metadata_cache_ttl=0)
+    switches["authz"].down = True
+    third = create_discovery(third_settings, upstreams={k: httpx.AsyncClient(transport=t, base_url=f"http://{k}") for k, t in switches.items()})
+    async with AppLifespan(third), httpx.AsyncClient(transport=httpx.ASGITransport(app=third), base_url=BASE_URL) as d:
+        none = await d.get(path)  # no copy anywhere: a clear 503
+        assert none.status_code == 503 and none.json()["error"] == "temporarily_unavailable"
+        assert (await d.get("/readyz")).status_code == 503
