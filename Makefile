@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PKGS   := libs/common services/authz services/resource-api services/discovery platform
 
-.PHONY: run test unit install migrate clean
+.PHONY: run test unit bench install clean
 
 $(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS))
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+# Not part of `make test`: load on loopback with wrk, results in bench/RESULTS.md.
+bench: $(STAMP)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .data .pytest_cache

@@ -102,3 +102,16 @@ async def test_oversized_bodies_are_413_not_500(flow: Flow) -> None:
     assert response.status_code == 413
     long_param = await flow.client.get("/oauth/authorize?client_id=" + "a" * 600)
     assert long_param.status_code == 400
+
+
+async def test_a_limit_recovers_when_its_window_passes(redis_client) -> None:
+    import asyncio
+
+    limiter = RateLimiter(redis_client, "recovery")
+    rate = parse_rate("2/1", "test")
+    while (await limiter.hit("probe", rate)).allowed:  # use up the current one-second window
+        pass
+    refused = await limiter.hit("probe", rate)
+    assert not refused.allowed and refused.retry_after == 1
+    await asyncio.sleep(1.05)
+    assert (await limiter.hit("probe", rate)).allowed

@@ -236,7 +236,7 @@ def _cli(database_url: str, redis_url: str, kek: str, *args: str) -> subprocess.
     )
 
 
-async def test_command_line_over_the_same_service(database_url, redis_url, kek, clean_db) -> None:
+async def test_command_line_over_the_same_service(database_url, redis_url, kek, admin_flow: Flow) -> None:
     run = lambda *a: asyncio.to_thread(_cli, database_url, redis_url, kek, *a)  # noqa: E731
     made = await run("--json", "schools", "create", "--slug", "cli-school", "--name", "CLI School")
     assert made.returncode == 0, made.stderr
@@ -244,8 +244,15 @@ async def test_command_line_over_the_same_service(database_url, redis_url, kek, 
     user = await run("--json", "users", "create", "--school", "cli-school", "--email", "c@cli.test", "--name", "C",
                      "--role", "owner")
     assert user.returncode == 0 and len(msgspec.json.decode(user.stdout)["password"]) >= 16
-    integration = await run("--json", "integrations", "create", "--name", "Partner", "--redirect-uri", HTTPS_CALLBACK)
-    assert msgspec.json.decode(integration.stdout)["client_secret"]
+    integration = msgspec.json.decode(
+        (await run("--json", "integrations", "create", "--name", "Partner", "--redirect-uri", HTTPS_CALLBACK)).stdout
+    )
+    # the integration made on the command line completes a flow with its https callback
+    reg = {"client_id": integration["client_id"], "client_secret": integration["client_secret"],
+           "redirect_uris": [HTTPS_CALLBACK]}
+    owner = {"email": "c@cli.test", "password": msgspec.json.decode(user.stdout)["password"]}
+    callback, verifier, _ = await admin_flow.authorize(reg, owner)
+    assert (await admin_flow.exchange(reg, callback["code"], verifier)).status_code == 200
     text = await run("users", "list", "--school", "cli-school")
     assert "email=c@cli.test" in text.stdout and "role=owner" in text.stdout
     missing = await run("users", "disable", "nobody@cli.test")

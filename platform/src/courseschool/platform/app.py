@@ -10,6 +10,7 @@ import httpx
 from courseschool.authz.settings import AuthzSettings
 from courseschool.authz.web.app import create_app as create_authz
 from courseschool.common.settings import load_settings
+from courseschool.common.web import forward_request_id
 from courseschool.discovery.app import create_app as create_discovery
 from courseschool.discovery.settings import DiscoverySettings
 from courseschool.resource_api.app import create_app as create_resource
@@ -27,7 +28,10 @@ def build(shared: dict[str, Any], *, clock: Any = None) -> PathRouter:
     """The three apps behind one router; `shared` holds the settings all of them take
     (base_url, database_url, redis_url, internal_token, key_encryption_key, ...)."""
     authz = create_authz(load_settings(AuthzSettings, **shared), clock=clock)
-    to_authz = httpx.AsyncClient(transport=httpx.ASGITransport(app=authz), base_url="http://authz")
+    to_authz = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=authz), base_url="http://authz",
+        event_hooks={"request": [forward_request_id]},
+    )
     resource = create_resource(load_settings(ResourceSettings, **_only(ResourceSettings, shared)), authz=to_authz)
     upstreams = {
         "authz": to_authz,

@@ -68,9 +68,22 @@ def import_private(jwk_dict: dict[str, Any]) -> ECKey | RSAKey:
     return (ECKey if jwk_dict["kty"] == "EC" else RSAKey).import_key(jwk_dict)
 
 
+class SigningKey:
+    """A private key imported once: importing an RSA JWK checks the key, which costs
+    tens of milliseconds, so it must not happen per token."""
+
+    def __init__(self, private_jwk: dict[str, Any]) -> None:
+        self.kid = private_jwk["kid"]
+        self.alg = private_jwk["alg"]
+        self.key = import_private(private_jwk)
+
+    def sign(self, claims: dict[str, Any], *, typ: str = "JWT") -> str:
+        return jwt.encode({"alg": self.alg, "kid": self.kid, "typ": typ}, claims, self.key)
+
+
 def sign_jwt(claims: dict[str, Any], private_jwk: dict[str, Any], *, typ: str = "JWT") -> str:
-    header = {"alg": private_jwk["alg"], "kid": private_jwk["kid"], "typ": typ}
-    return jwt.encode(header, claims, import_private(private_jwk))
+    """One-off signing (tests, tools); servers keep a SigningKey."""
+    return SigningKey(private_jwk).sign(claims, typ=typ)
 
 
 def key_set(public_jwks: Iterable[dict[str, Any]]) -> KeySet:

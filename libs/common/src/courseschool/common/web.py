@@ -155,6 +155,13 @@ def current_request_id() -> str | None:
     return structlog.contextvars.get_contextvars().get("request_id")
 
 
+async def forward_request_id(request: Any) -> None:
+    """An httpx request hook: calls between services carry the caller's request id."""
+    request_id = current_request_id()
+    if request_id and REQUEST_ID_HEADER not in request.headers:
+        request.headers[REQUEST_ID_HEADER] = request_id
+
+
 ReadyCheck = Callable[[], Awaitable[None]]
 
 

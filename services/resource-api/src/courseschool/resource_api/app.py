@@ -19,7 +19,7 @@ from courseschool.common.redis import create_redis
 from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import same
 from courseschool.common.metrics import unwatch_pool, watch_pool
-from courseschool.common.web import service_app
+from courseschool.common.web import forward_request_id, service_app
 
 from .bearer import BearerVerifier, Clock, Introspector, JwksCache, RevocationSource
 from .metadata import protected_resource_metadata
@@ -44,7 +44,9 @@ def create_app(
             raise RuntimeError("DATABASE_URL and REDIS_URL are required")
         pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
         redis = create_redis(settings.redis_url)
-        http = authz or httpx.AsyncClient(base_url=settings.authz_internal_url)
+        http = authz or httpx.AsyncClient(
+            base_url=settings.authz_internal_url, event_hooks={"request": [forward_request_id]}
+        )
         verifier = BearerVerifier(
             mode=settings.token_validation, issuer=settings.issuer,
             audience=canonical_resource(settings.base_url) or settings.base_url, leeway=settings.token_leeway,

@@ -96,7 +96,11 @@ class PgItemStore:
         self._pool = pool
 
     async def school_id(self, ref: str) -> str | None:
-        return await self._pool.fetchval(_SCHOOL_BY_REF, ref)
+        """A school's id from its id (no query) or its catalogue slug."""
+        try:
+            return str(uuid.UUID(ref))
+        except ValueError:
+            return await self._pool.fetchval(_SCHOOL_BY_REF, ref)
 
     async def upsert_school(self, school_id: str, slug: str) -> None:
         await self._pool.execute(_UPSERT_SCHOOL, uuid.UUID(school_id), slug)

@@ -14,7 +14,7 @@ import asyncpg
 from cryptography.exceptions import InvalidTag
 
 from courseschool.common.errors import InvalidTokenError
-from courseschool.common.jose import KeyEncryptor, generate_signing_key, key_set, sign_jwt, verify_access_token
+from courseschool.common.jose import KeyEncryptor, SigningKey, generate_signing_key, key_set, verify_access_token
 from courseschool.common.logging import get_logger
 
 from ..protocol.clock import Clock
@@ -61,7 +61,7 @@ class KeyRing:
     ) -> None:
         self._issuer = issuer
         self._clock = clock
-        self._active: dict[str, dict[str, Any]] = {}
+        self._active: dict[str, SigningKey] = {}
         self._public: list[dict[str, Any]] = []
         now = clock.now()
         for row in rows:
@@ -70,7 +70,7 @@ class KeyRing:
                 self._public.append(row["public_jwk"])
             if info.state == "active":
                 try:
-                    self._active[info.alg] = encryptor.open(info.kid, row["private_jwk"])
+                    self._active[info.alg] = SigningKey(encryptor.open(info.kid, row["private_jwk"]))
                 except InvalidTag:
                     raise KeyDecryptionError(
                         f"signing key {info.kid} cannot be opened with this KEY_ENCRYPTION_KEY"
@@ -83,16 +83,16 @@ class KeyRing:
 
     def active_kid(self, alg: str) -> str | None:
         key = self._active.get(alg)
-        return key["kid"] if key else None
+        return key.kid if key else None
 
     def has_active(self, alg: str) -> bool:
         return alg in self._active
 
     def sign_access_token(self, claims: dict[str, Any]) -> str:
-        return sign_jwt(claims, self._active["ES256"], typ="at+jwt")
+        return self._active["ES256"].sign(claims, typ="at+jwt")
 
     def sign_id_token(self, claims: dict[str, Any], alg: str) -> str:
-        return sign_jwt(claims, self._active[alg], typ="JWT")
+        return self._active[alg].sign(claims, typ="JWT")
 
     def verify(self, token: str, *, leeway: int = 0) -> dict[str, Any]:
         """One of our access tokens: signature, typ, issuer, expiry (RFC 9068 §4)."""

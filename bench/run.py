@@ -1,0 +1,304 @@
+"""The benchmark suite (`make bench`): wrk on loopback against the platform started with
+its production server settings on real PostgreSQL and Redis, every figure also given
+as a ratio to the framework ceiling measured in the same run. Bounded in time.
+
+Usage: python bench/run.py [--seconds 5] [--repeats 3]; writes bench/RESULTS.md.
+Needs wrk (Debian) and a PostgreSQL and Redis (BENCH_DATABASE_URL / BENCH_REDIS_URL,
+default: the machine's servers on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode
+
+import asyncpg
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
+from courseschool.common.jose import new_kek  # noqa: E402
+from courseschool.common.secrets import new_token  # noqa: E402
+from tests.e2e.support import Human, query_of  # noqa: E402
+
+PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
+EMAIL, PASSWORD = "bench-owner@example.test", "bench password for the owner"
+CALLBACK = "http://127.0.0.1:9/callback"
+CORES = os.cpu_count() or 1
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cmd: list[str], core: int) -> list[str]:
+    return ["taskset", "-c", str(core), *cmd] if shutil.which("taskset") and CORES > 1 else cmd
+
+
+def start(cmd: list[str], env: dict[str, str], url: str, log: Path) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(pinned(cmd, 0), env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
+
+
+def wrk(url: str, seconds: int, *, script: str | None = None, env: dict[str, str] | None = None,
+        connections: int = 32) -> dict[str, float]:
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    if script:
+        cmd[1:1] = ["-s", str(ROOT / "bench" / "lua" / script)]
+    out = subprocess.run(pinned(cmd, 1 if CORES > 1 else 0), capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}, timeout=seconds + 30).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": _ms(out, "50%"), "p99": _ms(out, "99%"),
+            "errors": (int(bad.group(1)) / total) if bad and total else 0.0}
+
+
+def _ms(out: str, label: str) -> float:
+    value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)", out).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+async def owner_tokens(base: str, scope: str) -> tuple[dict, dict]:
+    async with httpx.AsyncClient(timeout=30) as http:
+        reg = (await http.post(f"{base}/api/oauth/register", json={
+            "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"})).json()
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        url = f"{base}/oauth/authorize?" + urlencode({
+            "response_type": "code", "client_id": reg["client_id"], "redirect_uri": CALLBACK, "scope": scope,
+            "code_challenge": challenge, "code_challenge_method": "S256"})
+        async with Human(base) as human:
+            code = query_of(await human.authorize(url, email=EMAIL, password=PASSWORD))["code"]
+        tokens = (await http.post(f"{base}/api/oauth/token", data={
+            "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK, "code_verifier": verifier,
+            "client_id": reg["client_id"], "client_secret": reg["client_secret"]})).json()
+    return reg, tokens
+
+
+async def mint(dsn: str, reg: dict, base: str, count: int) -> tuple[list[str], list[str]]:
+    """Pre-minted single-use authorization codes and refresh tokens, as form bodies."""
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
+    grants = PgGrantStore(pool)
+    user_id, school_id = await pool.fetchrow(
+        "SELECT id::text, school_id::text FROM authz_users WHERE email = $1", EMAIL)
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    now = int(time.time())
+    codes: list[str] = []
+    refreshes: list[str] = []
+
+    async def one() -> None:
+        code, refresh = new_token(), new_token()
+        grant = await grants.create_with_code(
+            client_id=reg["client_id"], user_id=user_id, school_id=school_id, scope="openid courses:read",
+            resource=base, auth_time=now, code=code, redirect_uri=CALLBACK, code_challenge=challenge, nonce=None,
+            code_expires_at=now + 3600, now=now)
+        codes.append(urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK,
+                                "code_verifier": verifier, "client_id": reg["client_id"],
+                                "client_secret": reg["client_secret"]}))
+        other_code = new_token()
+        grant2 = await grants.create_with_code(
+            client_id=reg["client_id"], user_id=user_id, school_id=school_id, scope="openid courses:read",
+            resource=base, auth_time=now, code=other_code, redirect_uri=CALLBACK, code_challenge=challenge,
+            nonce=None, code_expires_at=now + 3600, now=now)
+        await grants.redeem_code(code=other_code, refresh_token=refresh, scope=grant2.scope, resource=base, now=now)
+        refreshes.append(urlencode({"grant_type": "refresh_token", "refresh_token": refresh,
+                                    "client_id": reg["client_id"], "client_secret": reg["client_secret"]}))
+        del grant
+
+    for start_at in range(0, count, 4):
+        await asyncio.gather(*(one() for _ in range(min(4, count - start_at))))
+    await pool.close()
+    return codes, refreshes
+
+
+async def flow_latency(base: str, runs: int) -> float:
+    """Seconds from registration to the first API call, through the real pages."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        reg, tokens = await owner_tokens(base, "courses:read")
+        async with httpx.AsyncClient(timeout=30) as http:
+            response = await http.get(f"{base}/api/v1/courses",
+                                      headers={"Authorization": f"Bearer {tokens['access_token']}"})
+            assert response.status_code == 200
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def _claims(token: str) -> dict:
+    import msgspec
+
+    payload = token.split(".")[1]
+    return msgspec.json.decode(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def rss_mb(process: subprocess.Popen[bytes]) -> float:
+    proc = psutil.Process(process.pid)
+    procs = [proc, *proc.children(recursive=True)]
+    return sum(p.memory_info().rss for p in procs if p.is_running()) / 2**20
+
+
+KEK = new_kek()
+
+
+def platform_env(dsn: str, redis: str, port: int, mode: str, data: Path) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": dsn, "REDIS_URL": redis, "KEY_ENCRYPTION_KEY": KEK,
+            "DEMO_EMAIL": EMAIL, "DEMO_PASSWORD": PASSWORD, "LOG_LEVEL": "warning", "LOG_FORMAT": "json",
+            "DATA_DIR": str(data), "TOKEN_VALIDATION": mode, "BASE_URL": f"http://127.0.0.1:{port}",
+            "RATE_REGISTER_PER_IP": "100000/60", "RATE_TOKEN_PER_IP": "1000000/60",
+            "RATE_TOKEN_PER_CLIENT": "1000000/60", "RATE_LOGIN_PER_IP": "100000/60"}
+
+
+async def bench(seconds: int, repeats: int) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="cs-bench-"))
+    rows: list[tuple[str, dict[str, float]]] = []
+    notes: list[str] = []
+
+    def measure(name: str, url: str, *, env: dict[str, str] | None = None, **kw: object) -> dict[str, float]:
+        """`{n}` in an env value becomes the repeat's number: single-use bodies are never reused."""
+        runs = [
+            wrk(url, seconds, env={k: v.replace("{n}", str(n)) for k, v in (env or {}).items()}, **kw)  # type: ignore[arg-type]
+            for n in range(repeats)
+        ]
+        result = median_of(runs)
+        rows.append((name, result))
+        print(f"{name}: {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, p99 {result['p99']:.2f} ms", flush=True)
+        return result
+
+    port = free_port()
+    ceiling = start([sys.executable, "-m", "uvicorn", "bench.ceiling:app", "--port", str(port), "--log-level",
+                     "warning", "--no-access-log"], {**os.environ, "PYTHONPATH": str(ROOT)},
+                    f"http://127.0.0.1:{port}/ceiling", tmp / "ceiling.log")
+    try:
+        measure("framework ceiling (bare endpoint)", f"http://127.0.0.1:{port}/ceiling")
+    finally:
+        ceiling.terminate()
+        ceiling.wait(10)
+
+    admin = await asyncpg.connect(PG)
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    dsn = re.sub(r"/[^/?]*(\?|$)", f"/{name}\\1", PG, count=1) if "/" in PG.split("@")[-1] else f"{PG}/{name}"
+    try:
+        for mode in ("jwt", "introspection"):
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            process = start([sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
+                            platform_env(dsn, REDIS, port, mode, tmp / mode), f"{base}/readyz", tmp / f"{mode}.log")
+            try:
+                idle = rss_mb(process)
+                reg, tokens = await owner_tokens(base, "openid courses:read")
+                token_env = {"ACCESS_TOKEN": tokens["access_token"]}
+                courses = f"{base}/api/v1/courses?limit=20"
+                if mode == "jwt":
+                    measure("discovery: /.well-known/oauth-authorization-server",
+                            f"{base}/.well-known/oauth-authorization-server")
+                    measure("JWKS", f"{base}/api/oauth/jwks")
+                    school = _claims(tokens["access_token"])["school_id"]
+                    anon = measure("resource read, anonymous (same query)", f"{courses}&published=true&school={school}",
+                                   script="bearer.lua", env={"ACCESS_TOKEN": ""})
+                    authed = measure("resource read, bearer token (JWT mode)", f"{courses}&published=true",
+                                     script="bearer.lua", env=token_env)
+                    notes.append(f"Token check cost in JWT mode: {100 * (1 - authed['rps'] / anon['rps']):.1f}% "
+                                 "of an anonymous read's throughput.")
+                    per_run = seconds * 700  # more than the token endpoint answers in one run
+                    codes, refreshes = await mint(dsn, reg, base, per_run * repeats)
+                    for n in range(repeats):
+                        part = slice(n * per_run, (n + 1) * per_run)
+                        (tmp / f"codes-{n}.txt").write_text("\n".join(codes[part]))
+                        (tmp / f"refresh-{n}.txt").write_text("\n".join(refreshes[part]))
+                    measure("token endpoint: authorization_code (pre-minted codes)", f"{base}/api/oauth/token",
+                            script="bodies.lua", env={"BODIES_FILE": str(tmp / "codes-{n}.txt")})
+                    measure("token endpoint: refresh_token (pre-minted tokens)", f"{base}/api/oauth/token",
+                            script="bodies.lua", env={"BODIES_FILE": str(tmp / "refresh-{n}.txt")})
+                    rs = (await httpx.AsyncClient().post(f"{base}/api/oauth/register", json={
+                        "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"})).json()
+                    (tmp / "introspect.txt").write_text(urlencode({
+                        "token": tokens["access_token"], "client_id": rs["client_id"],
+                        "client_secret": rs["client_secret"]}))
+                    measure("introspection", f"{base}/api/oauth/introspect", script="bodies.lua",
+                            env={"BODIES_FILE": str(tmp / "introspect.txt")})
+                    latency = await flow_latency(base, 5)
+                    notes.append(f"Full interactive flow (register, authorize, sign in, consent, token, first API "
+                                 f"call), median of 5: {latency * 1000:.0f} ms.")
+                else:
+                    authed = measure("resource read, bearer token (introspection mode, warm)",
+                                     f"{courses}&published=true", script="bearer.lua", env=token_env)
+                    anon_rps = next(r for n, r in rows if n.startswith("resource read, anonymous"))["rps"]
+                    notes.append(f"Token check cost in introspection mode: {100 * (1 - authed['rps'] / anon_rps):.1f}% "
+                                 "of an anonymous read's throughput.")
+                loaded = rss_mb(process)
+                notes.append(f"RSS of the all-in-one process ({mode} mode): {idle:.0f} MiB idle, "
+                             f"{loaded:.0f} MiB after load.")
+            finally:
+                process.terminate()
+                process.wait(20)
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+    ceiling_rps = rows[0][1]["rps"]
+    lines = [
+        "# Benchmark results", "",
+        f"One run of `make bench` on this machine ({CORES} cores; server pinned to core 0, wrk to core 1), "
+        f"wrk -t1 -c32, {seconds} s per scenario, median of {repeats}. The all-in-one process (three apps behind "
+        "the path router) on uvicorn, one worker, against real PostgreSQL and Redis.", "",
+        "| scenario | req/s | ratio to ceiling | p50 ms | p99 ms | non-2xx |", "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, r in rows:
+        lines.append(f"| {label} | {r['rps']:.0f} | {r['rps'] / ceiling_rps:.2f} | {r['p50']:.2f} | "
+                     f"{r['p99']:.2f} | {100 * r['errors']:.1f}% |")
+    lines += ["", *[f"- {n}" for n in notes], ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "RESULTS.md"))
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is not installed (Debian: apt-get install wrk)")
+    report = asyncio.run(bench(args.seconds, args.repeats))
+    Path(args.out).write_text(report)
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
