@@ -182,10 +182,23 @@ def platform_env(dsn: str, redis: str, port: int, mode: str, data: Path) -> dict
             "DEMO_EMAIL": EMAIL, "DEMO_PASSWORD": PASSWORD, "LOG_LEVEL": "warning", "LOG_FORMAT": "json",
             "DATA_DIR": str(data), "TOKEN_VALIDATION": mode, "BASE_URL": f"http://127.0.0.1:{port}",
             "RATE_REGISTER_PER_IP": "100000/60", "RATE_TOKEN_PER_IP": "1000000/60",
-            "RATE_TOKEN_PER_CLIENT": "1000000/60", "RATE_LOGIN_PER_IP": "100000/60"}
+            "RATE_TOKEN_PER_CLIENT": "1000000/60", "RATE_LOGIN_PER_IP": "100000/60",
+            "INTERNAL_TOKEN": INTERNAL, "RS_CLIENT_ID": "resource-api", "RS_CLIENT_SECRET": RS_SECRET}
 
 
-async def bench(seconds: int, repeats: int) -> str:
+RS_SECRET = new_token()
+INTERNAL = new_token()
+
+
+def server_command(server: str, port: int, app: str = "courseschool.platform.asgi:app") -> list[str]:
+    if server == "granian":
+        return [str(Path(sys.executable).with_name("granian")), "--interface", "asgi", "--host", "127.0.0.1",
+                "--port", str(port), "--no-ws", "--log-level", "warning", app]
+    return [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "warning", "--no-access-log"]
+
+
+async def bench(seconds: int, repeats: int, server: str = "uvicorn", only: str = "") -> str:
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-"))
     rows: list[tuple[str, dict[str, float]]] = []
     notes: list[str] = []
@@ -202,8 +215,7 @@ async def bench(seconds: int, repeats: int) -> str:
         return result
 
     port = free_port()
-    ceiling = start([sys.executable, "-m", "uvicorn", "bench.ceiling:app", "--port", str(port), "--log-level",
-                     "warning", "--no-access-log"], {**os.environ, "PYTHONPATH": str(ROOT)},
+    ceiling = start(server_command(server, port, "bench.ceiling:app"), {**os.environ, "PYTHONPATH": str(ROOT)},
                     f"http://127.0.0.1:{port}/ceiling", tmp / "ceiling.log")
     try:
         measure("framework ceiling (bare endpoint)", f"http://127.0.0.1:{port}/ceiling")
@@ -215,18 +227,26 @@ async def bench(seconds: int, repeats: int) -> str:
     name = f"bench_{uuid.uuid4().hex[:8]}"
     await admin.execute(f'CREATE DATABASE "{name}"')
     dsn = re.sub(r"/[^/?]*(\?|$)", f"/{name}\\1", PG, count=1) if "/" in PG.split("@")[-1] else f"{PG}/{name}"
+    from courseschool.platform.__main__ import prepare
+
+    await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
     try:
-        for mode in ("jwt", "introspection"):
+        for mode in ("jwt", "introspection") if not only else ("jwt",):
             port = free_port()
             base = f"http://127.0.0.1:{port}"
-            process = start([sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
-                            platform_env(dsn, REDIS, port, mode, tmp / mode), f"{base}/readyz", tmp / f"{mode}.log")
+            env = platform_env(dsn, REDIS, port, mode, tmp / mode)
+            process = start(server_command(server, port), env, f"{base}/readyz", tmp / f"{mode}.log")
             try:
                 idle = rss_mb(process)
                 reg, tokens = await owner_tokens(base, "openid courses:read")
                 token_env = {"ACCESS_TOKEN": tokens["access_token"]}
                 courses = f"{base}/api/v1/courses?limit=20"
-                if mode == "jwt":
+                if only:  # a short comparison of servers
+                    measure("discovery: /.well-known/oauth-authorization-server",
+                            f"{base}/.well-known/oauth-authorization-server")
+                    measure("resource read, bearer token (JWT mode)", f"{courses}&published=true",
+                            script="bearer.lua", env=token_env)
+                elif mode == "jwt":
                     measure("discovery: /.well-known/oauth-authorization-server",
                             f"{base}/.well-known/oauth-authorization-server")
                     measure("JWKS", f"{base}/api/oauth/jwks")
@@ -277,7 +297,7 @@ async def bench(seconds: int, repeats: int) -> str:
         "# Benchmark results", "",
         f"One run of `make bench` on this machine ({CORES} cores; server pinned to core 0, wrk to core 1), "
         f"wrk -t1 -c32, {seconds} s per scenario, median of {repeats}. The all-in-one process (three apps behind "
-        "the path router) on uvicorn, one worker, against real PostgreSQL and Redis.", "",
+        f"the path router) on {server}, one worker, against real PostgreSQL and Redis.", "",
         "| scenario | req/s | ratio to ceiling | p50 ms | p99 ms | non-2xx |", "|---|---:|---:|---:|---:|---:|",
     ]
     for label, r in rows:
@@ -292,10 +312,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(ROOT / "bench" / "RESULTS.md"))
+    parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    parser.add_argument("--compare", action="store_true", help="only the scenarios that compare servers")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is not installed (Debian: apt-get install wrk)")
-    report = asyncio.run(bench(args.seconds, args.repeats))
+    report = asyncio.run(bench(args.seconds, args.repeats, args.server, "compare" if args.compare else ""))
     Path(args.out).write_text(report)
     print(report)
 
