@@ -156,16 +156,20 @@ async def test_new_signing_key_is_fetched_on_an_unknown_kid(env: ApiEnv) -> None
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(first))).status_code == 200
 
 
-async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(env: ApiEnv, redis_client, clock) -> None:
-    if env.rs_app.state.holder["service"].verifier.mode != "introspection":
-        pytest.skip("introspection mode only")
-    token = await env.token("courses:read")
-    clock.advance(500)  # 100 s of life left
-    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
-    keys = [k async for k in redis_client.scan_iter(match="rs:introspection:*")]
-    assert len(keys) == 1
-    assert 0 < await redis_client.ttl(keys[0]) <= 100
-    assert token.encode() not in keys[0]
+async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(
+    authz_settings, database_url, redis_url, clean_db, redis_client, clock
+) -> None:
+    async with api_env(
+        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
+        redis=redis_client, clock=clock, mode="introspection",
+    ) as env:
+        token = await env.token("courses:read")
+        clock.advance(500)  # 100 s of life left
+        assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
+        keys = [k async for k in redis_client.scan_iter(match="rs:introspection:*")]
+        assert len(keys) == 1
+        assert 0 < await redis_client.ttl(keys[0]) <= 100
+        assert token.encode() not in keys[0]
 
 
 @pytest.mark.parametrize("mode", ["jwt", "introspection"])
