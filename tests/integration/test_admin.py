@@ -47,16 +47,12 @@ async def _get(client: AppClient, path: str) -> object:
     return response.json()
 
 
-async def test_admin_api_needs_the_admin_credential(admin_flow: Flow, flow_without_admin: Flow) -> None:
+async def test_admin_api_needs_the_admin_credential(admin_flow: Flow, flow: Flow) -> None:
+    """`flow` runs an app without ADMIN_TOKEN: there the admin API does not exist."""
     assert (await admin_flow.client.get("/internal/admin/schools")).status_code == 401
     wrong = await admin_flow.client.get("/internal/admin/schools", headers={"Authorization": "Bearer " + "x" * 40})
     assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_token"
-    assert (await flow_without_admin.client.get("/internal/admin/schools", headers=ADMIN)).status_code == 404
-
-
-@pytest.fixture
-def flow_without_admin(flow: Flow) -> Flow:
-    return flow
+    assert (await flow.client.get("/internal/admin/schools", headers=ADMIN)).status_code == 404
 
 
 async def test_school_and_user_created_by_the_admin_can_sign_in(admin_flow: Flow) -> None:

@@ -7,7 +7,6 @@ import re
 from collections.abc import AsyncIterator
 
 import httpx
-import msgspec
 import pytest
 from openapi_spec_validator import validate
 

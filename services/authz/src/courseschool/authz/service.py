@@ -108,6 +108,10 @@ class AuthzService:
         extra = {canonical_resource(r) for r in settings.extra_resources.split()}
         self.known_resources = frozenset({self.default_resource, *(r for r in extra if r)})
         self.limiter = RateLimiter(redis, "authz:rate")
+        # Parsed once: the limits are checked on every token request.
+        self.rates = {name: settings.rate(name) for name in (
+            "rate_register_per_ip", "rate_token_per_ip", "rate_token_per_client", "rate_login_per_ip",
+        )}
         self.lockout = Lockout(
             redis, "authz:login", threshold=settings.login_lockout_threshold, window=900,
             base=settings.login_lockout_base, cap=3600,
@@ -158,7 +162,7 @@ class AuthzService:
 
     async def limit(self, rate_name: str, key: str) -> None:
         """Count one request against a configured rate; 429 once it is exceeded."""
-        decision = await self.limiter.hit(f"{rate_name}:{key}", self.settings.rate(rate_name))
+        decision = await self.limiter.hit(f"{rate_name}:{key}", self.rates[rate_name])
         if not decision.allowed:
             raise TooManyRequestsError("too many requests; slow down", retry_after=decision.retry_after)
 

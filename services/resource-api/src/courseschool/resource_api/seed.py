@@ -17,9 +17,8 @@ import uuid
 from typing import Any
 
 import asyncpg
-import msgspec
 
-from .areas.registry import BY_NAME, AreaSpec, validate_document
+from .areas.registry import BY_NAME, validate_document
 from .items import PgItemStore
 
 _HAS_ITEMS = "SELECT EXISTS (SELECT 1 FROM api_items WHERE school_id = $1)"

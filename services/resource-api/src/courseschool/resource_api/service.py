@@ -186,7 +186,9 @@ class ResourceService:
 
     def _patch(self, spec: AreaSpec, body: bytes) -> dict[str, Any]:
         assert spec.model is not None
-        kind = self._patch_types.setdefault(spec.name, patch_type(spec.model))
+        kind = self._patch_types.get(spec.name)
+        if kind is None:  # built once per area, not per request
+            kind = self._patch_types[spec.name] = patch_type(spec.model)
         try:
             patch = msgspec.json.decode(body, type=kind)
         except msgspec.ValidationError as exc:

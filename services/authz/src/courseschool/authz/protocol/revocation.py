@@ -11,13 +11,12 @@ nothing about tokens that are not the caller's.
 from __future__ import annotations
 
 from courseschool.common.errors import InvalidTokenError
-from courseschool.common.logging import audit, get_logger
+from courseschool.common.logging import audit
 
 from .context import TokenContext
 from .models import Client
 from .token_request import TokenForm, required
 
-log = get_logger(__name__)
 
 
 async def revoke(form: TokenForm, client: Client, ctx: TokenContext) -> None:
