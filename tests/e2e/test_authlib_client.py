@@ -157,7 +157,7 @@ async def test_refresh_token_grant_with_authlib(platform: Platform, callback_ser
     ) as oauth:
         query, verifier, nonce = await _authorize(oauth, platform, meta, callback_server)
         token = await oauth.fetch_token(meta["token_endpoint"], code=query["code"], code_verifier=verifier)
-        await _check_tokens(oauth, platform, meta, reg, token, nonce)
+        sub = await _check_tokens(oauth, platform, meta, reg, token, nonce)
         old_access = token["access_token"]
         try:
             refreshed = await oauth.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
