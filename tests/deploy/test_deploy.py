@@ -655,7 +655,8 @@ def test_image_runtime_dependencies_are_all_pinned_in_the_lock():
     whatever is newest on the day of the build)."""
     seen, unpinned = _runtime_closure()
     assert not unpinned, f"runtime dependencies not pinned in requirements.lock: {unpinned}"
-    assert {"litestar", "asyncpg", "uvicorn", "redis", "argon2-cffi"} <= seen
+    assert {"litestar", "asyncpg", "granian", "redis", "argon2-cffi"} <= seen
+    assert "uvicorn" not in seen, "the services run on granian; uvicorn is only for the dev runner"
     # The Dockerfile installs exactly these four with their dependencies, then the
     # platform package alone (it declares the embedded servers, which stay out).
     dockerfile = DOCKERFILE.read_text()

@@ -31,6 +31,9 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     internal_token: str | None = None
     db_pool_min: int = 0
     db_pool_max: int = 10
+    # Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
+    # addresses or networks, or "*" behind a proxy that overwrites the header).
+    forwarded_allow_ips: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)

@@ -45,7 +45,7 @@ def _multi(items: Any) -> dict[str, list[str]]:
 
 
 def _ip(request: Request) -> str:
-    """The caller's address (uvicorn puts the proxy's X-Forwarded-For here when trusted)."""
+    """The caller's address (`serve` puts a trusted proxy's X-Forwarded-For here; FORWARDED_ALLOW_IPS)."""
     return request.client.host if request.client else "unknown"
 
 

@@ -1,0 +1,98 @@
+"""The production `serve` command (granian): the client address comes from
+X-Forwarded-For only when the connecting peer is in FORWARDED_ALLOW_IPS, so the per-IP
+limits count real callers behind the gateway and cannot be dodged by a forged header;
+SIGTERM stops the server cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _tail, free_port
+
+CALLBACK = "http://127.0.0.1:9/callback"
+
+
+@contextlib.contextmanager
+def authz_serve(database_url: str, redis_url: str, kek: str, log_path: Path, **extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RATE_")}
+    env.update(
+        DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek, BASE_URL=base,
+        INTERNAL_TOKEN=secrets.token_urlsafe(32), LOG_FORMAT="json", PYTHONUNBUFFERED="1", **extra,
+    )
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "courseschool.authz", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            assert process.poll() is None, f"authz exited early:\n{_tail(log_path)}"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/readyz", timeout=2.0).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, f"authz was not ready:\n{_tail(log_path)}"
+            time.sleep(0.2)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+
+
+def _register(base: str, forwarded_for: str) -> int:
+    response = httpx.post(
+        f"{base}/api/oauth/register", json={"redirect_uris": [CALLBACK]},
+        headers={"X-Forwarded-For": forwarded_for}, timeout=10.0,
+    )
+    assert response.status_code in (201, 429), response.text
+    return response.status_code
+
+
+def _test_net_address() -> str:
+    """An address of TEST-NET-2 (RFC 5737) that no earlier run has counted."""
+    return f"198.51.100.{secrets.randbelow(254) + 1}, 10.0.0.{secrets.randbelow(254) + 1}"
+
+
+def test_trusted_proxy_header_sets_the_address_the_limits_count(database_url, redis_url, kek, tmp_path) -> None:
+    with authz_serve(
+        database_url, redis_url, kek, tmp_path / "authz.log", FORWARDED_ALLOW_IPS="127.0.0.1",
+        RATE_REGISTER_PER_IP="2/600",
+    ) as (base, process):
+        first = f"203.0.113.{secrets.randbelow(254) + 1}"
+        assert [_register(base, first) for _ in range(3)] == [201, 201, 429]
+        # Another caller behind the same proxy has a budget of its own.
+        second = _test_net_address()
+        assert _register(base, second) == 201
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(tmp_path / "authz.log")
+    log = (tmp_path / "authz.log").read_text()
+    assert "Granian shutdown completed" in log
+
+
+def test_untrusted_peer_cannot_choose_its_address_with_a_header(database_url, redis_url, kek, tmp_path) -> None:
+    # The loopback peer is not a trusted proxy here: every request counts against 127.0.0.1
+    # whatever X-Forwarded-For says, so fresh forged addresses do not reset the budget.
+    with authz_serve(
+        database_url, redis_url, kek, tmp_path / "authz.log", FORWARDED_ALLOW_IPS="192.0.2.1",
+        RATE_REGISTER_PER_IP="2/600",
+    ) as (base, _):
+        statuses = [_register(base, _test_net_address()) for _ in range(3)]
+    assert statuses[2] == 429, statuses
