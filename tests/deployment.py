@@ -1,0 +1,133 @@
+"""The deployment artefacts under deploy/ as the tests use them: the service table, the
+tools they run (nginx, hadolint, ...), the nginx gateway of deploy/nginx/nginx.conf run
+live on loopback, and the migration step of compose/the Job.
+
+Shared by tests/deploy (the artefacts checked with the real tools, in front of stub
+upstreams) and tests/split.py (the three real services behind the real gateway)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEPLOY = REPO / "deploy"
+NGINX_CONF = DEPLOY / "nginx" / "nginx.conf"
+COMPOSE = DEPLOY / "compose.yaml"
+
+# The three services: the name used by compose, the k8s Deployment/Service and the
+# gateway; the Python package; the port.
+SERVICES = {
+    "authz": ("authz", 8001),
+    "resource-api": ("resource_api", 8002),
+    "discovery": ("discovery", 8003),
+}
+
+NGINX_MISSING = "nginx is not installed (Debian: apt-get install nginx; .ci/run does it on CI)"
+
+
+def find_tool(name: str) -> str | None:
+    """A tool on PATH, in this virtualenv's bin, or in /usr/sbin (Debian's nginx)."""
+    for candidate in (shutil.which(name), Path(sys.executable).parent / name, Path("/usr/sbin") / name):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def nginx_or_skip() -> str:
+    found = find_tool("nginx")
+    if found is None:
+        pytest.skip(NGINX_MISSING)
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _substitute(text: str, pattern: str, replacement: str) -> str:
+    new, count = re.subn(pattern, replacement, text)
+    assert count >= 1, f"nginx.conf changed: {pattern!r} not found; update tests/deployment.py"
+    return new
+
+
+@contextlib.contextmanager
+def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[dict[str, object]]:
+    """nginx with deploy/nginx/nginx.conf, run on loopback, in front of
+    `upstream_ports` ({compose service name: loopback port}).
+
+    The copy differs from the file only where a test run must: listening ports, the pid
+    and temporary files under a temp dir, and the upstream addresses (loopback ports
+    instead of the compose host names; IP literals need no resolver). The temp dir is
+    world-traversable: run as root, nginx's workers run as `nobody` and buffer request
+    bodies there. Yields {"port", "health_port", "error_log", "access_log"}; the logs
+    exist while the gateway runs."""
+    tmp = Path(tempfile.mkdtemp(prefix="cs-nginx-"))
+    tmp.chmod(0o755)
+    port, health_port = free_port(), free_port()
+    conf = NGINX_CONF.read_text()
+    conf = _substitute(conf, r"listen 8000 default_server;", f"listen 127.0.0.1:{port} default_server;")
+    conf = _substitute(conf, r"listen 127\.0\.0\.1:8081;", f"listen 127.0.0.1:{health_port};")
+    conf = _substitute(conf, r"pid /tmp/nginx\.pid;", f"pid {tmp}/nginx.pid;")
+    conf = _substitute(conf, r"/tmp/nginx-", f"{tmp}/nginx-")
+    conf = _substitute(conf, r"error_log /dev/stderr warn;", f"error_log {tmp}/error.log warn;")
+    conf = _substitute(conf, r"access_log /dev/stdout json;", f"access_log {tmp}/access.log json;")
+    for name, (_, service_port) in SERVICES.items():
+        conf = _substitute(conf, rf"http://{name}:{service_port};", f"http://127.0.0.1:{upstream_ports[name]};")
+    path = tmp / "nginx.conf"
+    path.write_text(conf)
+    proc = subprocess.Popen(
+        [nginx_binary, "-p", f"{tmp}/", "-c", str(path), "-g", "daemon off;"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log = (tmp / "error.log").read_text() if (tmp / "error.log").exists() else ""
+                # nginx's own output only once it exited: reading a live process's pipe blocks
+                output = proc.stdout.read() if proc.stdout and proc.poll() is not None else b""
+                pytest.fail(f"nginx did not start: {output.decode(errors='replace')} {log}")
+            time.sleep(0.05)
+        yield {"port": port, "health_port": health_port, "error_log": tmp / "error.log",
+               "access_log": tmp / "access.log"}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def migration_script_of(command: list[str]) -> str:
+    """The Python text of a `python -c ...` command (compose's `migrate`, the Job's)."""
+    assert command[:2] == ["python", "-c"], command
+    return textwrap.dedent(command[2]).strip()
+
+
+def compose_migration_script() -> str:
+    """The migration step of deploy/compose.yaml (the same text as the k8s Job's; a
+    deploy test checks that): every service's migrations, then the resource API's
+    introspection client from RS_CLIENT_ID / RS_CLIENT_SECRET."""
+    import yaml
+
+    compose = yaml.safe_load(COMPOSE.read_text())
+    return migration_script_of(compose["services"]["migrate"]["command"])
