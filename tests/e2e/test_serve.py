@@ -96,3 +96,44 @@ def test_untrusted_peer_cannot_choose_its_address_with_a_header(database_url, re
     ) as (base, _):
         statuses = [_register(base, _test_net_address()) for _ in range(3)]
     assert statuses[2] == 429, statuses
+
+
+@pytest.mark.parametrize("package", ["authz", "resource_api"])
+def test_a_service_with_tables_refuses_to_start_without_a_database(package, redis_url, tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "KEY_ENCRYPTION_KEY")}
+    env.update(REDIS_URL=redis_url)
+    done = subprocess.run(
+        [sys.executable, "-m", f"courseschool.{package}", "serve", "--port", str(free_port())],
+        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and "DATABASE_URL: required" in done.stderr, done.stderr
+
+
+def test_discovery_needs_no_database(redis_url, tmp_path) -> None:
+    """Discovery has no tables: it starts with Redis alone (where it keeps the last good
+    copy of each document), so the deployment gives it no database credentials."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(REDIS_URL=redis_url, LOG_FORMAT="json", AUTHZ_INTERNAL_URL="http://127.0.0.1:9",
+               RESOURCE_INTERNAL_URL="http://127.0.0.1:9")
+    log_path = tmp_path / "discovery.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "courseschool.discovery", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            assert process.poll() is None, _tail(log_path)
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, _tail(log_path)
+            time.sleep(0.2)
+        # Its upstreams are unreachable here: not ready, with a JSON answer that says so.
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10.0)
+        assert ready.status_code == 503 and ready.json()["status"] != "ok"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(log_path)

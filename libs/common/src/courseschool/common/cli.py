@@ -45,7 +45,7 @@ def service_main(
     args = parser.parse_args(argv)
     try:
         settings = load_settings(settings_cls)
-        if not settings.database_url:
+        if migrations is not None and not settings.database_url:  # a service with tables of its own
             raise SettingsError("DATABASE_URL: required")
         if args.command == "serve" and not settings.redis_url:
             raise SettingsError("REDIS_URL: required")
