@@ -115,3 +115,18 @@ async def test_a_limit_recovers_when_its_window_passes(redis_client) -> None:
     assert not refused.allowed and refused.retry_after == 1
     await asyncio.sleep(1.05)
     assert (await limiter.hit("probe", rate)).allowed
+
+
+async def test_window_counters_expire_with_their_window(redis_client) -> None:
+    """Each window's counter carries a TTL from its first hit, and later hits keep it:
+    nothing a limiter writes stays in Redis for good."""
+    limiter = RateLimiter(redis_client, "expiry")
+    rate = parse_rate("100/60", "test")
+    await limiter.hit("caller", rate)
+    (key,) = [k async for k in redis_client.scan_iter(match="expiry:caller:*")]
+    first = await redis_client.ttl(key)
+    assert 0 < first <= 61
+    for _ in range(3):
+        await limiter.hit("caller", rate)
+    assert int(await redis_client.get(key)) == 4
+    assert 0 < await redis_client.ttl(key) <= first

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from litestar.routes import ASGIRoute
 from openapi_spec_validator import validate
 
 from courseschool.common.asgi import AppLifespan
@@ -74,6 +75,39 @@ async def test_documents_carry_etags_and_answer_304(platform: httpx.AsyncClient)
         assert first.headers["cache-control"] == "public, max-age=300"
         again = await platform.get(path, headers={"If-None-Match": first.headers["etag"]})
         assert again.status_code == 304 and again.content == b""
+        assert again.headers["etag"] == first.headers["etag"]
+        # RFC 9110 §13.1.2: a list of tags, weak comparison, and "*" all match.
+        for value in (f'"other", W/{first.headers["etag"]}', "*"):
+            assert (await platform.get(path, headers={"If-None-Match": value})).status_code == 304, value
+        stale = await platform.get(path, headers={"If-None-Match": '"not-the-current-tag"'})
+        assert stale.status_code == 200 and stale.content == first.content
+
+
+async def test_documents_answer_head_and_refuse_other_methods_in_json(platform: httpx.AsyncClient) -> None:
+    for path in ("/.well-known/openid-configuration", "/openapi.json", "/auth.md"):
+        full = await platform.get(path)
+        head = await platform.head(path)
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers["content-length"] == str(len(full.content))
+        assert head.headers["content-type"] == full.headers["content-type"]
+        refused = await platform.post(path, content=b"{}")
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"
+        assert refused.json()["error"] == "method_not_allowed"
+    assert (await platform.get("/auth.md")).headers["content-type"] == "text/markdown; charset=utf-8"
+
+
+async def test_documents_pass_through_request_ids_and_metrics(platform: httpx.AsyncClient) -> None:
+    from prometheus_client import REGISTRY
+
+    def served() -> float:
+        return REGISTRY.get_sample_value("http_requests_total", {
+            "service": "discovery", "route": "/.well-known/oauth-authorization-server", "method": "GET",
+            "status": "200"}) or 0.0
+
+    before = served()
+    response = await platform.get("/.well-known/oauth-authorization-server", headers={"X-Request-ID": "doc-42"})
+    assert response.headers["x-request-id"] == "doc-42"
+    assert served() == before + 1
 
 
 def _template(path: str) -> str:
@@ -95,7 +129,9 @@ async def test_openapi_is_valid_and_describes_every_public_route(platform: httpx
             if path.startswith(("/internal", "/healthz", "/readyz", "/metrics", "/schema", "/oauth/interaction",
                                 "/oauth/assets", "/api/oauth/schema", "/api/v1/schema")):
                 continue
-            served |= {(path, m) for m in route.methods if m not in ("OPTIONS", "HEAD")}
+            # Raw ASGI routes (send_document) answer GET and HEAD only; the test below checks it.
+            methods = route.methods or {"GET"} if isinstance(route, ASGIRoute) else route.methods
+            served |= {(path, m) for m in methods if m not in ("OPTIONS", "HEAD")}
     assert served - described == set(), "routes missing from /openapi.json"
     assert described - served == set(), "/openapi.json describes routes nobody serves"
     for path, item in doc["paths"].items():

@@ -54,3 +54,21 @@ async def test_failed_migration_is_rolled_back_and_not_recorded(postgres_admin_u
     finally:
         await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
         await admin.close()
+
+
+async def test_a_connection_left_in_a_transaction_is_rolled_back_when_released(database_url) -> None:
+    """The pool's light reset (common.db) still ends a transaction a request left open,
+    so the next borrower neither sees nor commits its writes."""
+    from courseschool.common.db import create_pool
+
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        async with pool.acquire() as conn:
+            await conn.execute("BEGIN")
+            await conn.execute("CREATE TEMP TABLE left_open (x int) ON COMMIT DROP")
+            assert conn.is_in_transaction()
+        async with pool.acquire() as conn:  # max_size=1: the same connection
+            assert not conn.is_in_transaction()
+            assert await conn.fetchval("SELECT to_regclass('pg_temp.left_open')") is None
+    finally:
+        await pool.close()

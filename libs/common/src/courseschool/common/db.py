@@ -45,9 +45,19 @@ async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> asy
     """A pool that opens connections on demand (so a service starts, unready, while
     Postgres is down), with bounded connect and command times."""
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection, timeout=3,
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection, reset=_reset_connection, timeout=3,
         command_timeout=15, max_inactive_connection_lifetime=300,
     )
+
+
+async def _reset_connection(conn: asyncpg.Connection) -> None:
+    """Run when a connection goes back to the pool. asyncpg's default reset is one more
+    round trip per checkout (unlock advisory locks, CLOSE ALL, UNLISTEN *, RESET ALL) for
+    session state this code never leaves on a pooled connection: its advisory locks are
+    transaction-scoped, it neither LISTENs nor SETs, and cursors live in transactions.
+    A transaction left open (a cancelled request) is still rolled back."""
+    if conn.is_in_transaction():
+        await conn.execute("ROLLBACK")
 
 
 def migration_files(directory: Path) -> list[tuple[int, str, Path]]:

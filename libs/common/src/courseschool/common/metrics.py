@@ -7,11 +7,9 @@ tokens issued by grant type, cache hits and misses, and the database pools' use.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from litestar import Response, get
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
 
 REQUESTS = Counter("http_requests_total", "HTTP requests handled", ["service", "route", "method", "status"])
@@ -43,33 +41,20 @@ def _sample_pools() -> None:
         POOL.labels(service, "max").set(pool.get_max_size())
 
 
-class MetricsMiddleware:
-    """Counts and times every routed request by its route template (not its path,
-    so ids do not explode the label set)."""
+_children: dict[tuple[str, str, str, int], tuple[Any, Any]] = {}
 
-    def __init__(self, app: ASGIApp, service: str) -> None:
-        self.app = app
-        self.service = service
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def observe(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, observe)
-        finally:
-            route = scope.get("path_template") or "unrouted"
-            REQUESTS.labels(self.service, route, scope["method"], str(status)).inc()
-            LATENCY.labels(self.service, route, scope["method"]).observe(time.perf_counter() - started)
+def record_request(service: str, route: str, method: str, status: int, seconds: float) -> None:
+    """Count and time one request by its route template (not its path, so ids do not
+    explode the label set). The labelled children are looked up once per label set."""
+    key = (service, route, method, status)
+    children = _children.get(key)
+    if children is None:
+        children = _children[key] = (
+            REQUESTS.labels(service, route, method, str(status)), LATENCY.labels(service, route, method)
+        )
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 @get("/metrics", include_in_schema=False, sync_to_thread=False)

@@ -38,11 +38,21 @@ class Decision(msgspec.Struct, frozen=True):
     retry_after: int = 0
 
 
+# Count and set the window's expiry in one atomic round trip (a MULTI/EXEC pipeline
+# costs the same round trip but several times the client-side work, see bench/RESULTS.md).
+_HIT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return count
+"""
+
+
 class RateLimiter:
     def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
         self._redis = redis
         self._prefix = prefix
         self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count)
+        self._script = redis.register_script(_HIT)
 
     async def hit(self, key: str, rate: Rate) -> Decision:
         """Count one event under `key`; refuse it once the window's limit is passed."""
@@ -51,10 +61,7 @@ class RateLimiter:
         retry_after = max(1, int((window + 1) * rate.window - now))
         full_key = f"{self._prefix}:{key}:{window}"
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.incr(full_key)
-                pipe.expire(full_key, rate.window + 1)
-                count, _ = await pipe.execute()
+            count = int(await self._script(keys=[full_key], args=[rate.window + 1]))
         except (redis.exceptions.RedisError, OSError):
             count = self._local_hit(full_key, window)
         return Decision(allowed=count <= rate.limit, retry_after=0 if count <= rate.limit else retry_after)

@@ -7,9 +7,10 @@ ours catches and renders errors itself.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,12 +19,13 @@ import msgspec
 import redis.exceptions
 import structlog
 from litestar import Litestar, Request, Response, get
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, MethodNotAllowedException
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from .http import none_match
 from .errors import OAuthError, ServerError, TemporarilyUnavailableError
 from .logging import get_logger
-from .metrics import ERRORS
+from .metrics import ERRORS, record_request
 
 log = get_logger(__name__)
 
@@ -113,25 +115,31 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 REQUEST_ID_HEADER = "x-request-id"
 
 
-class RequestIdMiddleware:
-    """Bind a request id (the caller's `X-Request-ID` if well-formed, else a new one)
-    to the log context, echo it on the response, and log one line per request."""
+class RequestMiddleware:
+    """What every request gets, in one layer (each layer is paid on every request, see
+    bench/RESULTS.md): a request id (the caller's `X-Request-ID` if well-formed, else a
+    new one) bound to the log context and echoed on the response, one log line, and the
+    Prometheus count and latency by route template."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, service: str) -> None:
         self.app = app
+        self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = ""
+        request_id = ""
         for name, value in scope["headers"]:
             if name == b"x-request-id":
-                incoming = value.decode("latin-1")
+                request_id = value.decode("latin-1")
                 break
-        request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=request_id)
+        if not _REQUEST_ID.match(request_id):
+            request_id = os.urandom(16).hex()
+        echo = (b"x-request-id", request_id.encode())
+        # Bound for this request, restored after it: an in-process call to another app
+        # (the all-in-one platform) must not clear its caller's context.
+        bound = structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
         status = 500
 
@@ -139,16 +147,47 @@ class RequestIdMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                message["headers"] = [*message.get("headers", ()), echo]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            log.info(
-                "request_handled", method=scope["method"], path=scope["path"], status=status,
-                ms=round((time.perf_counter() - started) * 1000, 2),
-            )
+            seconds = time.perf_counter() - started
+            record_request(self.service, scope.get("path_template") or "unrouted", scope["method"], status, seconds)
+            if _requests_logged():
+                log.info(
+                    "request_handled", method=scope["method"], path=scope["path"], status=status,
+                    ms=round(seconds * 1000, 2),
+                )
+            structlog.contextvars.reset_contextvars(**bound)
+
+
+def _requests_logged() -> bool:
+    # The root logger carries the configured level (logging.configure_logging); asking
+    # it is cheaper than building a structlog logger only to drop the event.
+    return logging.getLogger().isEnabledFor(logging.INFO)
+
+
+async def send_document(
+    scope: Scope, send: Send, body: bytes, etag: str, media_type: str, cache_control: str = "public, max-age=300"
+) -> None:
+    """Answer a GET or HEAD with pre-serialised bytes, honouring If-None-Match (RFC 9110
+    §13.1.2) with a 304. For the public documents every client fetches (discovery,
+    JWKS): as a raw ASGI handler it skips the framework's per-request parameter and
+    response machinery, and still passes the routing, errors and RequestMiddleware."""
+    if scope["method"] not in ("GET", "HEAD"):
+        raise MethodNotAllowedException(headers={"Allow": "GET, HEAD"})
+    tag = etag.encode()
+    headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), (b"access-control-allow-origin", b"*")]
+    condition = next((value for name, value in scope["headers"] if name == b"if-none-match"), None)
+    if condition is not None and none_match(condition, tag):
+        await send({"type": "http.response.start", "status": 304, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    headers += [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
 def current_request_id() -> str | None:
@@ -196,12 +235,12 @@ def service_app(
     from litestar.datastructures import State
     from litestar.middleware import DefineMiddleware
 
-    from .metrics import MetricsMiddleware, metrics
+    from .metrics import metrics
 
     return Litestar(
         route_handlers=[*route_handlers, *health_handlers(ready_checks), metrics],
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[RequestIdMiddleware, DefineMiddleware(MetricsMiddleware, service=service)],
+        middleware=[DefineMiddleware(RequestMiddleware, service=service)],
         logging_config=None,
         state=State({"service_name": service}),
         **options,

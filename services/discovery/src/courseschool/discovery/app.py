@@ -9,13 +9,14 @@ from typing import Any
 
 import httpx
 import msgspec
-from litestar import Litestar, Request, Response, get
+from litestar import Litestar, asgi
+from litestar.types import Receive, Scope, Send
 
 from courseschool.common.metrics import CACHE
 from courseschool.common.redis import create_redis
-from courseschool.common.web import service_app
+from courseschool.common.web import send_document, service_app
 
-from .documents import Document, DocumentCache, Source, make_document
+from .documents import DocumentCache, Source, make_document
 from .openapi import merged_openapi
 from .settings import DiscoverySettings
 from .walkthrough import render_walkthrough
@@ -26,13 +27,6 @@ WELL_KNOWN = {
     "/.well-known/oauth-protected-resource": Source("resource", "/internal/metadata/oauth-protected-resource"),
 }
 OPENAPI_PARTS = (Source("authz", "/internal/openapi.json"), Source("resource", "/internal/openapi.json"))
-
-
-def _serve(request: Request, doc: Document, media_type: str) -> Response[bytes]:
-    headers = {"ETag": doc.etag, "Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"}
-    if request.headers.get("if-none-match") == doc.etag:
-        return Response(b"", status_code=304, headers=headers)
-    return Response(doc.body, media_type=media_type, headers=headers)
 
 
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
@@ -55,24 +49,28 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
             if redis is not None:
                 await redis.aclose()
 
-    @get(list(WELL_KNOWN))
-    async def well_known(request: Request) -> Response[bytes]:
-        return _serve(request, await holder["cache"].get(WELL_KNOWN[request.url.path]), "application/json")
+    @asgi(list(WELL_KNOWN), copy_scope=False)
+    async def well_known(scope: Scope, receive: Receive, send: Send) -> None:
+        doc = await holder["cache"].get(WELL_KNOWN[scope["path"]])
+        await send_document(scope, send, doc.body, doc.etag, "application/json")
 
     async def merge() -> bytes:
         parts = [await holder["cache"].json(source) for source in OPENAPI_PARTS]
         return msgspec.json.encode(merged_openapi(settings.base_url, parts))
 
-    @get("/openapi.json")
-    async def openapi(request: Request) -> Response[bytes]:
-        return _serve(request, await holder["cache"].cached("openapi", merge), "application/json")
+    @asgi("/openapi.json", copy_scope=False)
+    async def openapi(scope: Scope, receive: Receive, send: Send) -> None:
+        doc = await holder["cache"].cached("openapi", merge)
+        await send_document(scope, send, doc.body, doc.etag, "application/json")
 
     walkthrough = make_document(render_walkthrough(settings.base_url))  # rendered once per app
 
-    @get("/auth.md")
-    async def auth_md(request: Request) -> Response[bytes]:
-        CACHE.labels("walkthrough", "hit").inc()
-        return _serve(request, walkthrough, "text/markdown")  # Litestar adds "; charset=utf-8"
+    walkthrough_hits = CACHE.labels("walkthrough", "hit")
+
+    @asgi("/auth.md", copy_scope=False)
+    async def auth_md(scope: Scope, receive: Receive, send: Send) -> None:
+        walkthrough_hits.inc()
+        await send_document(scope, send, walkthrough.body, walkthrough.etag, "text/markdown; charset=utf-8")
 
     async def check_upstreams() -> None:
         for source in WELL_KNOWN.values():

@@ -4,7 +4,6 @@ served from the last good copy (in process, else Redis) while an upstream is dow
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,6 +14,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from courseschool.common.errors import TemporarilyUnavailableError
+from courseschool.common.http import etag_of
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import CACHE
 from courseschool.common.web import REQUEST_ID_HEADER, current_request_id
@@ -29,13 +29,16 @@ class Document(msgspec.Struct, frozen=True):
     fetched_at: float
 
 
+_HITS, _MISSES = CACHE.labels("discovery_documents", "hit"), CACHE.labels("discovery_documents", "miss")
+
+
 class Source(msgspec.Struct, frozen=True):
     upstream: str  # key into the upstream clients
     path: str
 
 
 def make_document(body: bytes) -> Document:
-    return Document(body=body, etag='"' + hashlib.sha256(body).hexdigest()[:32] + '"', fetched_at=time.monotonic())
+    return Document(body=body, etag=etag_of(body), fetched_at=time.monotonic())
 
 
 class DocumentCache:
@@ -57,9 +60,9 @@ class DocumentCache:
         last good copy, from memory or Redis, while `produce` fails."""
         held = self._docs.get(key)
         if held is not None and time.monotonic() - held.fetched_at < self._ttl:
-            CACHE.labels("discovery_documents", "hit").inc()
+            _HITS.inc()
             return held
-        CACHE.labels("discovery_documents", "miss").inc()
+        _MISSES.inc()
         try:
             body = await produce()
         except (httpx.HTTPError, ValueError, msgspec.DecodeError) as exc:

@@ -1,7 +1,7 @@
 """Grants, authorization codes and refresh tokens.
 
 Only digests of codes and refresh tokens are stored. A code is consumed atomically
-(`UPDATE ... WHERE consumed_at IS NULL RETURNING`), in the same transaction that
+(`UPDATE ... WHERE consumed_at IS NULL RETURNING`), in the same statement that
 records the refresh token its redemption issues, so no half-written grant exists.
 """
 
@@ -39,10 +39,18 @@ SELECT g.id::text AS grant_id, g.client_id, g.user_id::text, g.school_id::text, 
 FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id
 WHERE c.code_hash = $1
 """
-_CONSUME_CODE = """
-UPDATE authz_codes SET consumed_at = now()
-WHERE code_hash = $1 AND consumed_at IS NULL
-RETURNING grant_id
+# One statement, so atomic without a transaction (one round trip): the code is
+# consumed and its refresh token recorded together, or neither happens.
+_REDEEM_CODE = """
+WITH consumed AS (
+    UPDATE authz_codes SET consumed_at = now()
+    WHERE code_hash = $1 AND consumed_at IS NULL
+    RETURNING grant_id
+), inserted AS (
+    INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
+    SELECT $2, grant_id, $3, $4, to_timestamp($5) FROM consumed WHERE $2::bytea IS NOT NULL
+)
+SELECT EXISTS (SELECT 1 FROM consumed)
 """
 _GET_REFRESH = """
 SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS grant_scope,
@@ -55,17 +63,26 @@ SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS g
 FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id
 WHERE rt.token_hash = $1
 """
-# Taken by a rotation; a revocation's UPDATE of the same row waits for it (and it for
-# the revocation), so a revocation that has answered leaves no new token behind.
-_LOCK_GRANT = "SELECT revoked_at IS NOT NULL FROM authz_grants WHERE id = $1 FOR UPDATE"
-_CONSUME_REFRESH = """
-UPDATE authz_refresh_tokens SET consumed_at = to_timestamp($2), replaced_by = $3, replay = $4
-WHERE token_hash = $1 AND consumed_at IS NULL
-RETURNING scope, resource
-"""
-_INSERT_REFRESH = """
-INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
-VALUES ($1, $2, $3, $4, to_timestamp($5))
+# Rotation in one statement. The grant row is locked first (the uncorrelated EXISTS
+# below runs `g` before any token row is touched): a revocation's UPDATE of the same
+# row waits for the rotation, and the rotation for it, so a revocation that has
+# answered leaves no new token behind. Under READ COMMITTED, a concurrent rotation of
+# the same token that committed first makes `consumed_at IS NULL` false on re-check:
+# only one rotation wins.
+_ROTATE_REFRESH = """
+WITH g AS (
+    SELECT revoked_at IS NOT NULL AS revoked FROM authz_grants WHERE id = $3 FOR UPDATE
+), consumed AS (
+    UPDATE authz_refresh_tokens SET consumed_at = to_timestamp($5), replaced_by = $2, replay = $4
+    WHERE token_hash = $1 AND grant_id = $3 AND consumed_at IS NULL
+      AND EXISTS (SELECT 1 FROM g WHERE NOT g.revoked)
+    RETURNING scope, resource
+), inserted AS (
+    INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
+    SELECT $2, $3, scope, resource, to_timestamp($5) FROM consumed
+    RETURNING 1
+)
+SELECT (SELECT revoked FROM g) AS revoked, EXISTS (SELECT 1 FROM inserted) AS rotated
 """
 
 
@@ -114,26 +131,16 @@ class PgGrantStore:
         )
 
     async def rotate_refresh_token(self, *, old: str, new: str, grant_id: str, replay: bytes, now: int) -> Rotation:
-        async with self._pool.acquire() as conn, conn.transaction():
-            revoked = await conn.fetchval(_LOCK_GRANT, uuid.UUID(grant_id))
-            if revoked is None or revoked:
-                return Rotation.GRANT_REVOKED
-            row = await conn.fetchrow(_CONSUME_REFRESH, digest(old), now, digest(new), replay)
-            if row is None:
-                return Rotation.ALREADY_USED
-            await conn.execute(_INSERT_REFRESH, digest(new), uuid.UUID(grant_id), row["scope"], row["resource"], now)
-        return Rotation.ROTATED
+        row = await self._pool.fetchrow(_ROTATE_REFRESH, digest(old), digest(new), uuid.UUID(grant_id), replay, now)
+        if row["revoked"] is None or row["revoked"]:
+            return Rotation.GRANT_REVOKED
+        return Rotation.ROTATED if row["rotated"] else Rotation.ALREADY_USED
 
     async def redeem_code(
         self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int
     ) -> bool:
-        async with self._pool.acquire() as conn, conn.transaction():
-            grant_id = await conn.fetchval(_CONSUME_CODE, digest(code))
-            if grant_id is None:
-                return False
-            if refresh_token is not None:
-                await conn.execute(_INSERT_REFRESH, digest(refresh_token), grant_id, scope, resource, now)
-        return True
+        new = digest(refresh_token) if refresh_token is not None else None
+        return bool(await self._pool.fetchval(_REDEEM_CODE, digest(code), new, scope, resource, now))
 
 
 class PgCodeStore:

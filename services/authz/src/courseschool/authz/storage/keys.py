@@ -11,9 +11,11 @@ import asyncio
 from typing import Any
 
 import asyncpg
+import msgspec
 from cryptography.exceptions import InvalidTag
 
 from courseschool.common.errors import InvalidTokenError
+from courseschool.common.http import etag_of
 from courseschool.common.jose import KeyEncryptor, SigningKey, generate_signing_key, key_set, verify_access_token
 from courseschool.common.logging import get_logger
 
@@ -76,10 +78,9 @@ class KeyRing:
                         f"signing key {info.kid} cannot be opened with this KEY_ENCRYPTION_KEY"
                     ) from None
         self._key_set = key_set(self._public) if self._public else None
-
-    @property
-    def public_jwks(self) -> list[dict[str, Any]]:
-        return list(self._public)
+        # The JWKS document, serialised once per load: every client and resource server fetches it.
+        self.jwks_body = msgspec.json.encode({"keys": self._public})
+        self.jwks_etag = etag_of(self.jwks_body)
 
     def active_kid(self, alg: str) -> str | None:
         key = self._active.get(alg)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, get, post, route
+from litestar import Request, Response, asgi, get, post, route
 from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 from litestar.params import FromPath
+from litestar.types import Receive, Scope, Send
 
 from courseschool.common.errors import (
     InsufficientScopeError,
@@ -22,7 +23,7 @@ from courseschool.common.errors import (
     bearer_challenge,
 )
 from courseschool.common.secrets import same
-from courseschool.common.web import NO_STORE
+from courseschool.common.web import NO_STORE, send_document
 
 from ..metadata import authorization_server_metadata, openid_configuration
 from ..openapi import authz_openapi
@@ -249,9 +250,11 @@ async def userinfo(request: Request, authz: Authz) -> Response[bytes]:
     return _json(body, headers=NO_STORE)
 
 
-@get("/api/oauth/jwks")
-async def jwks(authz: Authz) -> Response[bytes]:
-    return _json({"keys": authz.key_ring.public_jwks}, headers={"Cache-Control": "public, max-age=300"})
+@asgi("/api/oauth/jwks", copy_scope=False)
+async def jwks(scope: Scope, receive: Receive, send: Send) -> None:
+    """RFC 7517 §5, serialised once per key load (every client and resource server fetches it)."""
+    ring = scope["app"].state.holder["service"].key_ring
+    await send_document(scope, send, ring.jwks_body, ring.jwks_etag, "application/json")
 
 
 # -- internal: metadata for the discovery service --------------------------------------
