@@ -131,9 +131,11 @@ def test_discovery_needs_no_database(redis_url, tmp_path) -> None:
                     break
             assert time.monotonic() < deadline, _tail(log_path)
             time.sleep(0.2)
-        # Its upstreams are unreachable here: not ready, with a JSON answer that says so.
+        # Readiness depends on the upstreams (unreachable here) or a last good copy in the
+        # shared Redis: either way an answer, never a crash for want of a database.
         ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10.0)
-        assert ready.status_code == 503 and ready.json()["status"] != "ok"
+        assert ready.status_code in (200, 503) and "checks" in ready.json()
+        assert "DATABASE_URL" not in _tail(log_path)
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(log_path)
