@@ -6,6 +6,7 @@ SIGTERM stops the server cleanly."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import signal
@@ -81,10 +82,17 @@ def test_trusted_proxy_header_sets_the_address_the_limits_count(database_url, re
         # Another caller behind the same proxy has a budget of its own.
         second = _test_net_address()
         assert _register(base, second) == 201
+        # One JSON line per request, with the caller's request id (what the gateway sends).
+        keys = httpx.get(f"{base}/api/oauth/jwks", headers={"X-Request-ID": "serve-trace-1"}, timeout=10.0)
+        assert keys.status_code == 200 and keys.headers["x-request-id"] == "serve-trace-1"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(tmp_path / "authz.log")
     log = (tmp_path / "authz.log").read_text()
     assert "Granian shutdown completed" in log
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    (line,) = [x for x in lines if x.get("request_id") == "serve-trace-1"]
+    assert line["event"] == "request_handled" and line["path"] == "/api/oauth/jwks" and line["status"] == 200
+    assert line["level"] == "info" and isinstance(line["ms"], float)
 
 
 def test_untrusted_peer_cannot_choose_its_address_with_a_header(database_url, redis_url, kek, tmp_path) -> None:

@@ -6,9 +6,11 @@ RS_CLIENT_ID, RS_CLIENT_SECRET, BASE_URL): no embedded servers, no migrations.
     granian --interface asgi courseschool.platform.asgi:app
 """
 
+import os
+
 from courseschool.common.logging import configure_logging
 
 from .app import build
 
-configure_logging("warning", "json")
+configure_logging(os.environ.get("LOG_LEVEL", "info"), os.environ.get("LOG_FORMAT", "json"))
 app = build({})

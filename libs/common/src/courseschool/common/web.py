@@ -24,7 +24,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from .http import none_match
 from .errors import OAuthError, ServerError, TemporarilyUnavailableError
-from .logging import get_logger
+from .logging import get_logger, request_line
 from .metrics import ERRORS, record_request
 
 log = get_logger(__name__)
@@ -156,10 +156,7 @@ class RequestMiddleware:
             seconds = time.perf_counter() - started
             record_request(self.service, scope.get("path_template") or "unrouted", scope["method"], status, seconds)
             if _requests_logged():
-                log.info(
-                    "request_handled", method=scope["method"], path=scope["path"], status=status,
-                    ms=round(seconds * 1000, 2),
-                )
+                request_line(method=scope["method"], path=scope["path"], status=status, ms=round(seconds * 1000, 2))
             structlog.contextvars.reset_contextvars(**bound)
 
 

@@ -1,0 +1,163 @@
+"""Where a request's time goes, without a server or a network: the ASGI apps called
+in-process, one request after another, timed per layer (the bare framework, our
+request middleware, each document path) and, for the token endpoint, the database and
+Redis round trips and the signing cost of one refresh grant. Printed as Markdown;
+`bench/run.py` appends it to RESULTS.md. Figures are microseconds of this process's
+time per request, so they add up the way the server's CPU time does.
+
+Usage: python bench/layers.py (needs the PostgreSQL and Redis of bench/run.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import statistics
+import sys
+import time
+import timeit
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from litestar import Litestar, Response, get
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import run as B  # noqa: E402
+from courseschool.common.asgi import AppLifespan  # noqa: E402
+from courseschool.common.logging import configure_logging  # noqa: E402
+
+ROUND_TRIPS: collections.Counter[str] = collections.Counter()
+
+
+def _count_round_trips() -> None:
+    """Wrap the drivers' single points of exit: one call is one round trip."""
+    import asyncpg.connection as pg
+    import redis.asyncio.connection as rc
+
+    execute, send = pg.Connection._execute, rc.AbstractConnection.send_packed_command
+
+    async def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        ROUND_TRIPS["postgres"] += 1
+        return await execute(self, *args, **kwargs)
+
+    async def counted_send(self: Any, *args: Any, **kwargs: Any) -> Any:
+        ROUND_TRIPS["redis"] += 1
+        return await send(self, *args, **kwargs)
+
+    pg.Connection._execute = counted_execute  # type: ignore[method-assign]
+    rc.AbstractConnection.send_packed_command = counted_send  # type: ignore[method-assign]
+
+
+def _scope(path: str) -> dict[str, Any]:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+            "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+
+
+async def per_request_us(app: Any, path: str, n: int = 5000, repeats: int = 5) -> float:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    statuses: list[int] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    scope = _scope(path)
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(n):
+            await app(dict(scope), receive, send)
+        runs.append((time.perf_counter() - started) / n * 1e6)
+    assert set(statuses) == {200}, f"{path}: {collections.Counter(statuses)}"
+    return min(runs)  # the least disturbed run
+
+
+async def main() -> None:
+    # Production's logging (a JSON line per request), rendered and written, but to /dev/null.
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    configure_logging("info", "json")
+    sys.stderr = sys.__stderr__
+    _count_round_trips()
+    from bench.ceiling import app as ceiling
+    from courseschool.common.web import service_app
+    from courseschool.platform.__main__ import prepare
+    from courseschool.platform.app import build
+
+    @get("/ceiling", sync_to_thread=False)
+    def bare() -> Response[bytes]:
+        return Response(b'{"ok":true}', media_type="application/json")
+
+    admin = await asyncpg.connect(B.PG)
+    name = f"layers_{uuid.uuid4().hex[:8]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    dsn = B.PG.rsplit("/", 1)[0] + "/" + name
+    lines: list[str] = []
+    try:
+        await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
+        base = "http://127.0.0.1:8000"
+        platform = build({
+            "base_url": base, "database_url": dsn, "redis_url": B.REDIS, "key_encryption_key": B.KEK,
+            "internal_token": B.INTERNAL, "rs_client_id": "resource-api", "rs_client_secret": B.RS_SECRET,
+            "rate_token_per_ip": "1000000/60", "rate_token_per_client": "1000000/60",
+        })
+        wrapped: Litestar = service_app("bench", route_handlers=[bare], ready_checks={})
+        async with AppLifespan(ceiling), AppLifespan(wrapped), AppLifespan(platform):
+            rows = [
+                ("bare Litestar endpoint (the ceiling app)", ceiling, "/ceiling"),
+                ("the same endpoint in service_app (request id, log line, metrics)", wrapped, "/ceiling"),
+                ("platform: discovery document (router, middleware, raw ASGI document)", platform,
+                 "/.well-known/oauth-authorization-server"),
+                ("platform: JWKS", platform, "/api/oauth/jwks"),
+            ]
+            lines += ["### Per layer, in-process (no server, no network)", "",
+                      "| path | µs per request |", "|---|---:|"]
+            for label, app, path in rows:
+                lines.append(f"| {label} | {await per_request_us(app, path):.1f} |")
+            lines += ["", *await refresh_breakdown(platform, dsn, base)]
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+    print("\n".join(lines))
+
+
+async def refresh_breakdown(platform: Any, dsn: str, base: str, count: int = 600) -> list[str]:
+    from courseschool.authz.storage.keys import KeyRing
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=platform), base_url=base) as http:
+        reg = (await http.post("/api/oauth/register", json={
+            "redirect_uris": [B.CALLBACK], "token_endpoint_auth_method": "client_secret_post"})).json()
+        _, refreshes = await B.mint(dsn, reg, base, count)
+        form = {"content-type": "application/x-www-form-urlencoded"}
+        ROUND_TRIPS.clear()
+        started, cpu = time.perf_counter(), time.process_time()
+        for body in refreshes:
+            response = await http.post("/api/oauth/token", content=body, headers=form)
+            assert response.status_code == 200, response.text
+        wall = (time.perf_counter() - started) / count * 1e3
+        cpu = (time.process_time() - cpu) / count * 1e3
+        ring: KeyRing = platform.default.state.holder["service"].key_ring
+        claims = {"iss": base, "sub": "x", "aud": "y", "exp": 2**31, "iat": 0, "jti": "j" * 22, "scope": "openid"}
+        sign_us = {alg: statistics.median(timeit.repeat(
+            lambda a=alg: ring.sign_id_token(claims, a), number=200, repeat=5)) / 200 * 1e6 for alg in ("ES256", "RS256")}
+    trips = {k: v / count for k, v in ROUND_TRIPS.items()}
+    return [
+        "### One refresh grant, in-process, one at a time", "",
+        f"- {wall:.2f} ms per request end to end, {cpu:.2f} ms of it on this process's CPU "
+        "(the in-process HTTP client included).",
+        f"- Round trips per request: {trips.get('postgres', 0):.1f} to PostgreSQL, "
+        f"{trips.get('redis', 0):.1f} to Redis.",
+        f"- Signing: ES256 access token {sign_us['ES256']:.0f} µs, RS256 ID token {sign_us['RS256']:.0f} µs.", "",
+    ]
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
