@@ -350,6 +350,7 @@ async def split_services(seconds: int) -> list[str]:
            "Three `serve` processes (granian, one worker each) behind the nginx gateway of "
            "deploy/nginx/nginx.conf, loaded through the gateway on one path each "
            f"({seconds} s, wrk -c32, unpinned: gateway, services, PostgreSQL and Redis share the cores).", "",
+           "RSS is that of the service's granian process and its worker together.", "",
            "| service | loaded with | req/s | p99 ms | RSS idle MiB | RSS after load MiB |",
            "|---|---|---:|---:|---:|---:|"]
     for svc, result in load:

@@ -28,6 +28,7 @@ group after the grace); `Topology.log_tails()` is what a failure shows."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -246,11 +247,9 @@ def _seed_catalogue(database_url: str, school_id: str, slug: str, owner_id: str)
         finally:
             await pool.close()
 
-    loop = asyncio.new_event_loop()  # not asyncio.run: leave the thread's current loop alone
-    try:
-        loop.run_until_complete(run())
-    finally:
-        loop.close()
+    # A thread of its own, so callers with a running loop (async tests, bench/run.py) can use it.
+    with concurrent.futures.ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, run()).result()
 
 
 def wait_until_ready(topology: Topology, timeout: float = READY_TIMEOUT) -> None:
