@@ -4,6 +4,7 @@ when Redis is gone."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -130,3 +131,31 @@ async def test_window_counters_expire_with_their_window(redis_client) -> None:
         await limiter.hit("caller", rate)
     assert int(await redis_client.get(key)) == 4
     assert 0 < await redis_client.ttl(key) <= first
+
+
+@pytest.mark.parametrize("reachable", [True, False], ids=["redis", "memory-fallback"])
+async def test_several_limits_count_in_order_and_stop_at_the_first_exceeded(redis_client, reachable) -> None:
+    import redis.asyncio as aioredis
+
+    client = redis_client if reachable else aioredis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    limiter = RateLimiter(client, f"multi-{uuid.uuid4().hex[:8]}")
+    wide, narrow = parse_rate("3/60", "wide"), parse_rate("1/60", "narrow")
+    assert (await limiter.hit("ip", wide, ("client-a", narrow))).allowed
+    second = await limiter.hit("ip", wide, ("client-a", narrow))  # client-a is over; ip counted 2
+    assert not second.allowed and 0 < second.retry_after <= 60
+    assert (await limiter.hit("ip", wide, ("client-b", narrow))).allowed  # ip: 3, within
+    refused = await limiter.hit("ip", wide, ("client-c", narrow))  # ip over: client-c not counted
+    assert not refused.allowed
+    assert (await limiter.hit("elsewhere", wide, ("client-c", narrow))).allowed  # client-c's first count
+    if not reachable:
+        await client.aclose()
+
+
+async def test_malformed_token_requests_count_against_the_address(authz_settings, clean_db, redis_client, clock) -> None:
+    settings = _tight(authz_settings, rate_token_per_ip="3/60")
+    async with serve(create_app(settings, clock=clock)) as client:
+        repeated = "grant_type=refresh_token&grant_type=refresh_token&client_id=x"
+        form = {"content-type": "application/x-www-form-urlencoded"}
+        answers = [await client.post("/api/oauth/token", content=repeated, headers=form) for _ in range(4)]
+    assert [a.status_code for a in answers] == [400, 400, 400, 429]
+    assert answers[0].json()["error"] == "invalid_request"

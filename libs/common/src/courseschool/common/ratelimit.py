@@ -38,12 +38,18 @@ class Decision(msgspec.Struct, frozen=True):
     retry_after: int = 0
 
 
-# Count and set the window's expiry in one atomic round trip (a MULTI/EXEC pipeline
-# costs the same round trip but several times the client-side work, see bench/RESULTS.md).
+# Count one event under each key in order, setting each window's expiry on its first
+# hit; stop at the first key whose limit is passed (the keys after it are not counted)
+# and return its position, or 0. One atomic round trip whatever the number of keys (a
+# MULTI/EXEC pipeline per key cost several times the client-side work, see
+# bench/RESULTS.md). ARGV holds (limit, ttl) per key.
 _HIT = """
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return count
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  if count == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
+  if count > tonumber(ARGV[2 * i - 1]) then return i end
+end
+return 0
 """
 
 
@@ -54,17 +60,28 @@ class RateLimiter:
         self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count)
         self._script = redis.register_script(_HIT)
 
-    async def hit(self, key: str, rate: Rate) -> Decision:
-        """Count one event under `key`; refuse it once the window's limit is passed."""
+    async def hit(self, key: str, rate: Rate, *more: tuple[str, Rate]) -> Decision:
+        """Count one event under `key` (and each further key, in order); refuse it at the
+        first whose window's limit is passed."""
         now = time.time()
-        window = int(now // rate.window)
-        retry_after = max(1, int((window + 1) * rate.window - now))
-        full_key = f"{self._prefix}:{key}:{window}"
+        keyed = [(f"{self._prefix}:{k}:{int(now // r.window)}", r) for k, r in ((key, rate), *more)]
         try:
-            count = int(await self._script(keys=[full_key], args=[rate.window + 1]))
+            refused = int(await self._script(
+                keys=[k for k, _ in keyed], args=[v for _, r in keyed for v in (r.limit, r.window + 1)]))
         except (redis.exceptions.RedisError, OSError):
-            count = self._local_hit(full_key, window)
-        return Decision(allowed=count <= rate.limit, retry_after=0 if count <= rate.limit else retry_after)
+            refused = self._local_hits(keyed, now)
+        if not refused:
+            return Decision(allowed=True)
+        limit = keyed[refused - 1][1]
+        window = int(now // limit.window)
+        return Decision(allowed=False, retry_after=max(1, int((window + 1) * limit.window - now)))
+
+    def _local_hits(self, keyed: list[tuple[str, Rate]], now: float) -> int:
+        """The same rule in this process's memory, while Redis is unreachable."""
+        for position, (key, rate) in enumerate(keyed, start=1):
+            if self._local_hit(key, int(now // rate.window)) > rate.limit:
+                return position
+        return 0
 
     def _local_hit(self, key: str, window: int) -> int:
         if len(self._local) > 50_000:

@@ -160,9 +160,12 @@ class AuthzService:
 
     # -- registration (RFC 7591) ------------------------------------------------
 
-    async def limit(self, rate_name: str, key: str) -> None:
-        """Count one request against a configured rate; 429 once it is exceeded."""
-        decision = await self.limiter.hit(f"{rate_name}:{key}", self.rates[rate_name])
+    async def limit(self, rate_name: str, key: str, *more: tuple[str, str]) -> None:
+        """Count one request against configured rates (in order, one Redis call); 429 at
+        the first that is exceeded."""
+        decision = await self.limiter.hit(
+            f"{rate_name}:{key}", self.rates[rate_name], *((f"{n}:{k}", self.rates[n]) for n, k in more)
+        )
         if not decision.allowed:
             raise TooManyRequestsError("too many requests; slow down", retry_after=decision.retry_after)
 
@@ -366,12 +369,15 @@ class AuthzService:
         return await introspection.introspect(parsed, client, self.token_context())
 
     async def _authenticated(self, form: Params, *, ip: str) -> tuple[TokenForm, Client]:
-        """Rate limits (per address, then per named client, before any secret is
-        checked), then client authentication."""
-        await self.limit("rate_token_per_ip", ip)
-        parsed = parse_token_form(form)
-        if parsed.client_id:
-            await self.limit("rate_token_per_client", digest(parsed.client_id[:512]).hex())
+        """Rate limits (per address, then per named client, in one Redis call, before any
+        secret is checked), then client authentication."""
+        try:
+            parsed = parse_token_form(form)
+        except OAuthError:
+            await self.limit("rate_token_per_ip", ip)  # a malformed request counts against its address too
+            raise
+        per_client = [("rate_token_per_client", digest(parsed.client_id[:512]).hex())] if parsed.client_id else []
+        await self.limit("rate_token_per_ip", ip, *per_client)
         return parsed, await authenticate_client(parsed, self.directory)
 
     # -- bearer tokens at the authorization server (UserInfo) --------------------

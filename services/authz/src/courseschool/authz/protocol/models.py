@@ -67,6 +67,7 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
 
 class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):
     grant: Grant
+    user: User  # the grant's user, read with the token (one round trip for both)
     scope: str
     resource: str
     created_at: int

@@ -13,7 +13,7 @@ import asyncpg
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AuthorizationCode, Grant, RefreshToken
+from ..protocol.models import AuthorizationCode, Grant, RefreshToken, User
 from ..protocol.ports import Rotation
 
 _GRANT_COLUMNS = """id::text, client_id, user_id::text, school_id::text, scope, resource,
@@ -59,8 +59,9 @@ SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS g
        rt.scope, rt.resource, extract(epoch FROM rt.created_at)::bigint AS rt_created_at,
        extract(epoch FROM rt.consumed_at)::bigint AS consumed_at, rt.replay,
        EXISTS (SELECT 1 FROM authz_refresh_tokens n WHERE n.token_hash = rt.replaced_by AND n.consumed_at IS NULL)
-           AS successor_live
-FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id
+           AS successor_live,
+       u.email, u.email_verified, u.name, u.preferred_username, u.role, u.disabled_at IS NOT NULL AS user_disabled
+FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id JOIN authz_users u ON u.id = g.user_id
 WHERE rt.token_hash = $1
 """
 # Rotation in one statement. The grant row is locked first (the uncorrelated EXISTS
@@ -125,8 +126,13 @@ class PgGrantStore:
             scope=row["grant_scope"], resource=row["grant_resource"], auth_time=row["auth_time"],
             created_at=row["created_at"], revoked=row["revoked"],
         )
+        user = User(
+            id=row["user_id"], school_id=row["school_id"], email=row["email"], email_verified=row["email_verified"],
+            name=row["name"], preferred_username=row["preferred_username"], role=row["role"],
+            disabled=row["user_disabled"],
+        )
         return RefreshToken(
-            grant=grant, scope=row["scope"], resource=row["resource"], created_at=row["rt_created_at"],
+            grant=grant, user=user, scope=row["scope"], resource=row["resource"], created_at=row["rt_created_at"],
             consumed_at=row["consumed_at"], replay=row["replay"], successor_live=row["successor_live"],
         )
 

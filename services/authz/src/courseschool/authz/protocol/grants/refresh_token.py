@@ -37,7 +37,7 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext) -> TokenRe
     _check_lifetimes(token, now, ctx)
     scope = _narrowed_scope(form.scope, token.scope)
     resource = resource_within_grant(form.resource, token.resource)
-    user = await _active_user(token, ctx)
+    user = _active_user(token)
     if token.consumed_at is not None:
         return await _replay_or_revoke(value, token, now, ctx)
     new_refresh = new_token()
@@ -85,11 +85,10 @@ def _narrowed_scope(requested: str | None, granted: str) -> str:
     return format_scope(names)
 
 
-async def _active_user(token: RefreshToken, ctx: TokenContext) -> User:
-    user = await ctx.users.get(token.grant.user_id)
-    if user is None or user.disabled:
+def _active_user(token: RefreshToken) -> User:
+    if token.user.disabled:
         raise InvalidGrantError(INVALID)
-    return user
+    return token.user
 
 
 async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: TokenContext) -> TokenResponse:
