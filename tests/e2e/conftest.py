@@ -64,10 +64,10 @@ def _tail(path: Path, limit: int = 8000) -> str:
     return text[-limit:]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGINT) -> None:
     if process.poll() is not None:
         return
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     try:
         process.wait(timeout=STOP_TIMEOUT)
     except subprocess.TimeoutExpired:

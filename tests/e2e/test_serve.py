@@ -19,43 +19,44 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _tail, free_port
+from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _stop, _tail, free_port
 
 CALLBACK = "http://127.0.0.1:9/callback"
 
 
 @contextlib.contextmanager
-def authz_serve(database_url: str, redis_url: str, kek: str, log_path: Path, **extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serving(package: str, env: dict[str, str], log_path: Path, *, probe: str = "/readyz") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`python -m courseschool.<package> serve` on a free port, until `probe` answers 200;
+    stopped with SIGTERM, as Kubernetes stops it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RATE_")}
-    env.update(
-        DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek, BASE_URL=base,
-        INTERNAL_TOKEN=secrets.token_urlsafe(32), LOG_FORMAT="json", PYTHONUNBUFFERED="1", **extra,
-    )
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "courseschool.authz", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", f"courseschool.{package}", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env={**env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
     try:
         deadline = time.monotonic() + READY_TIMEOUT
         while True:
-            assert process.poll() is None, f"authz exited early:\n{_tail(log_path)}"
+            assert process.poll() is None, f"{package} exited early:\n{_tail(log_path)}"
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/readyz", timeout=2.0).status_code == 200:
+                if httpx.get(f"{base}{probe}", timeout=2.0).status_code == 200:
                     break
-            assert time.monotonic() < deadline, f"authz was not ready:\n{_tail(log_path)}"
+            assert time.monotonic() < deadline, f"{package} did not answer {probe}:\n{_tail(log_path)}"
             time.sleep(0.2)
         yield base, process
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        _stop(process, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def authz_serve(database_url: str, redis_url: str, kek: str, log_path: Path, **extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RATE_")}
+    env.update(DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek,
+               INTERNAL_TOKEN=secrets.token_urlsafe(32), **extra)
+    with serving("authz", env, log_path) as running:
+        yield running
 
 
 def _register(base: str, forwarded_for: str) -> int:
@@ -120,30 +121,14 @@ def test_a_service_with_tables_refuses_to_start_without_a_database(package, redi
 def test_discovery_needs_no_database(redis_url, tmp_path) -> None:
     """Discovery has no tables: it starts with Redis alone (where it keeps the last good
     copy of each document), so the deployment gives it no database credentials."""
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update(REDIS_URL=redis_url, LOG_FORMAT="json", AUTHZ_INTERNAL_URL="http://127.0.0.1:9",
-               RESOURCE_INTERNAL_URL="http://127.0.0.1:9")
+    env.update(REDIS_URL=redis_url, AUTHZ_INTERNAL_URL="http://127.0.0.1:9", RESOURCE_INTERNAL_URL="http://127.0.0.1:9")
     log_path = tmp_path / "discovery.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "courseschool.discovery", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            assert process.poll() is None, _tail(log_path)
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, _tail(log_path)
-            time.sleep(0.2)
+    with serving("discovery", env, log_path, probe="/healthz") as (base, process):
         # Readiness depends on the upstreams (unreachable here) or a last good copy in the
         # shared Redis: either way an answer, never a crash for want of a database.
-        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10.0)
+        ready = httpx.get(f"{base}/readyz", timeout=10.0)
         assert ready.status_code in (200, 503) and "checks" in ready.json()
-        assert "DATABASE_URL" not in _tail(log_path)
-    finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(log_path)
+    assert "DATABASE_URL" not in _tail(log_path)

@@ -163,6 +163,16 @@ def _pg_stopped(pg: OwnPostgres) -> bool:
 
 # -- Postgres ---------------------------------------------------------------------------
 
+def _only_down(probes: dict, *, down: str, up: str) -> None:
+    """authz and the resource API are alive but not ready, naming `down` and not `up`;
+    discovery, whose readiness depends on neither, stays ready."""
+    for name in ("authz", "resource-api"):
+        ready, checks, alive = probes[name]
+        assert ready == 503 and checks[down].startswith("unavailable") and checks[up] == "ok", (name, probes[name])
+        assert alive == 200, name
+    assert _ready_and_alive(probes["discovery"]), probes["discovery"]
+
+
 async def test_postgres_outage_gives_fast_503s_and_service_resumes(servers, topology: Topology) -> None:
     pg, _, _ = servers
     base = topology.base_url
@@ -195,13 +205,7 @@ async def test_postgres_outage_gives_fast_503s_and_service_resumes(servers, topo
             assert catalogue.json()["error_description"] != GATEWAY_UNAVAILABLE
             # Each service on its own port: the two that use Postgres say not ready and
             # name it; discovery, which does not, stays ready; every process is alive.
-            probes = await _probes(http, topology)
-            for name in ("authz", "resource-api"):
-                ready, checks, alive = probes[name]
-                assert ready == 503 and checks["postgres"].startswith("unavailable") and checks["redis"] == "ok", (
-                    name, probes[name])
-                assert alive == 200, name
-            assert _ready_and_alive(probes["discovery"]), probes["discovery"]
+            _only_down(await _probes(http, topology), down="postgres", up="redis")
             # ... and keeps serving the metadata through the gateway; the JWKS is served
             # from the keys authz holds in memory.
             meta = await http.get(f"{base}/.well-known/oauth-authorization-server")
@@ -296,14 +300,8 @@ async def test_without_redis_the_api_keeps_serving_and_nothing_revoked_comes_bac
                 "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK,
                 "client_id": reg["client_id"], "code_verifier": verifier})
             assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
-            # Probes: the two services that use Redis say so; discovery does not use it.
-            probes = await _probes(http, topology)
-            for name in ("authz", "resource-api"):
-                ready, checks, alive = probes[name]
-                assert ready == 503 and checks["redis"].startswith("unavailable") and checks["postgres"] == "ok", (
-                    name, probes[name])
-                assert alive == 200, name
-            assert _ready_and_alive(probes["discovery"]), probes["discovery"]
+            # Probes: the two services whose readiness needs Redis say so; discovery's does not.
+            _only_down(await _probes(http, topology), down="redis", up="postgres")
             assert time.monotonic() - started < 10
         finally:
             redis.start()
