@@ -17,13 +17,11 @@ import statistics
 import sys
 import time
 import timeit
-import uuid
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
-from litestar import Litestar, Response, get
+from litestar import Litestar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -88,20 +86,13 @@ async def main() -> None:
     sys.stderr = sys.__stderr__
     _count_round_trips()
     from bench.ceiling import app as ceiling
+    from bench.ceiling import ceiling as bare
     from courseschool.common.web import service_app
     from courseschool.platform.__main__ import prepare
     from courseschool.platform.app import build
 
-    @get("/ceiling", sync_to_thread=False)
-    def bare() -> Response[bytes]:
-        return Response(b'{"ok":true}', media_type="application/json")
-
-    admin = await asyncpg.connect(B.PG)
-    name = f"layers_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    dsn = B.PG.rsplit("/", 1)[0] + "/" + name
     lines: list[str] = []
-    try:
+    async with B.scratch_database("layers") as dsn:
         await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
         base = "http://127.0.0.1:8000"
         platform = build({
@@ -123,9 +114,6 @@ async def main() -> None:
             for label, app, path in rows:
                 lines.append(f"| {label} | {await per_request_us(app, path):.1f} |")
             lines += ["", *await refresh_breakdown(platform, dsn, base)]
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     print("\n".join(lines))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -37,12 +39,26 @@ from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
 from tests.e2e.support import Human, query_of  # noqa: E402
+from tests.infra import with_database  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
 EMAIL, PASSWORD = "bench-owner@example.test", "bench password for the owner"
 CALLBACK = "http://127.0.0.1:9/callback"
 CORES = os.cpu_count() or 1
+
+
+@contextlib.asynccontextmanager
+async def scratch_database(prefix: str) -> AsyncIterator[str]:
+    """A database of its own on the bench server, dropped afterwards."""
+    admin = await asyncpg.connect(PG)
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(PG, name)
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
 
 
 def free_port() -> int:
@@ -223,14 +239,10 @@ async def bench(seconds: int, repeats: int, server: str = "granian", only: str =
         ceiling.terminate()
         ceiling.wait(10)
 
-    admin = await asyncpg.connect(PG)
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    dsn = re.sub(r"/[^/?]*(\?|$)", f"/{name}\\1", PG, count=1) if "/" in PG.split("@")[-1] else f"{PG}/{name}"
     from courseschool.platform.__main__ import prepare
 
-    await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
-    try:
+    async with scratch_database("bench") as dsn:
+        await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
         for mode in ("jwt", "introspection") if not only else ("jwt",):
             port = free_port()
             base = f"http://127.0.0.1:{port}"
@@ -289,9 +301,6 @@ async def bench(seconds: int, repeats: int, server: str = "granian", only: str =
             finally:
                 process.terminate()
                 process.wait(20)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     ceiling_rps = rows[0][1]["rps"]
     lines = [
         "# Benchmark results", "",
@@ -320,13 +329,9 @@ async def split_services(seconds: int) -> list[str]:
     nginx = find_tool("nginx")
     if nginx is None:
         return ["- RSS per service: not measured (nginx is not installed).", ""]
-    admin = await asyncpg.connect(PG)
-    name = f"bench_split_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    dsn = re.sub(r"/[^/?]*(\?|$)", f"/{name}\\1", PG, count=1)
     rates = {"RATE_TOKEN_PER_IP": "1000000/60", "RATE_TOKEN_PER_CLIENT": "1000000/60", "LOG_LEVEL": "info"}
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-split-"))
-    try:
+    async with scratch_database("bench_split") as dsn:
         with running_topology(dsn, REDIS, KEK, tmp, nginx, overrides={"authz": rates}) as topology:
             idle = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
             base = topology.base_url
@@ -341,9 +346,6 @@ async def split_services(seconds: int) -> list[str]:
                               env={"BODIES_FILE": str(tmp / "refresh.txt")})),
             ]
             loaded = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     paths = {"discovery": "AS metadata", "resource-api": "course list with a bearer token",
              "authz": "refresh grant"}
     out = ["## Each service on its own (the production topology)", "",

@@ -22,8 +22,8 @@ from litestar import Litestar, Request, Response, get
 from litestar.exceptions import HTTPException, MethodNotAllowedException
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from .http import none_match
 from .errors import OAuthError, ServerError, TemporarilyUnavailableError
+from .http import none_match
 from .logging import get_logger, request_line
 from .metrics import ERRORS, record_request
 

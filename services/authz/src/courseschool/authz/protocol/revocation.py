@@ -18,7 +18,6 @@ from .models import Client
 from .token_request import TokenForm, required
 
 
-
 async def revoke(form: TokenForm, client: Client, ctx: TokenContext) -> None:
     value = required(form.token, "token")
     if form.token_type_hint == "access_token":

@@ -13,8 +13,9 @@ import asyncpg
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AuthorizationCode, Grant, RefreshToken, User
+from ..protocol.models import AuthorizationCode, Grant, RefreshToken
 from ..protocol.ports import Rotation
+from .users import user_columns, user_from
 
 _GRANT_COLUMNS = """id::text, client_id, user_id::text, school_id::text, scope, resource,
     extract(epoch FROM auth_time)::bigint AS auth_time,
@@ -52,7 +53,7 @@ WITH consumed AS (
 )
 SELECT EXISTS (SELECT 1 FROM consumed)
 """
-_GET_REFRESH = """
+_GET_REFRESH = f"""
 SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS grant_scope,
        g.resource AS grant_resource, extract(epoch FROM g.auth_time)::bigint AS auth_time,
        extract(epoch FROM g.created_at)::bigint AS created_at, g.revoked_at IS NOT NULL AS revoked,
@@ -60,7 +61,7 @@ SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS g
        extract(epoch FROM rt.consumed_at)::bigint AS consumed_at, rt.replay,
        EXISTS (SELECT 1 FROM authz_refresh_tokens n WHERE n.token_hash = rt.replaced_by AND n.consumed_at IS NULL)
            AS successor_live,
-       u.email, u.email_verified, u.name, u.preferred_username, u.role, u.disabled_at IS NOT NULL AS user_disabled
+       {user_columns("u", "u_")}
 FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id JOIN authz_users u ON u.id = g.user_id
 WHERE rt.token_hash = $1
 """
@@ -126,14 +127,10 @@ class PgGrantStore:
             scope=row["grant_scope"], resource=row["grant_resource"], auth_time=row["auth_time"],
             created_at=row["created_at"], revoked=row["revoked"],
         )
-        user = User(
-            id=row["user_id"], school_id=row["school_id"], email=row["email"], email_verified=row["email_verified"],
-            name=row["name"], preferred_username=row["preferred_username"], role=row["role"],
-            disabled=row["user_disabled"],
-        )
         return RefreshToken(
-            grant=grant, user=user, scope=row["scope"], resource=row["resource"], created_at=row["rt_created_at"],
-            consumed_at=row["consumed_at"], replay=row["replay"], successor_live=row["successor_live"],
+            grant=grant, user=user_from(row, "u_"), scope=row["scope"], resource=row["resource"],
+            created_at=row["rt_created_at"], consumed_at=row["consumed_at"], replay=row["replay"],
+            successor_live=row["successor_live"],
         )
 
     async def rotate_refresh_token(self, *, old: str, new: str, grant_id: str, replay: bytes, now: int) -> Rotation:

@@ -8,8 +8,24 @@ import asyncpg
 
 from ..protocol.models import User
 
-_COLUMNS = """id::text, school_id::text, email, email_verified, name, preferred_username, role,
-    disabled_at IS NOT NULL AS disabled"""
+_FIELDS = ("id", "school_id", "email", "email_verified", "name", "preferred_username", "role", "disabled")
+
+
+def user_columns(table: str = "", prefix: str = "") -> str:
+    """The select list a `User` is read from; `table` qualifies the columns and `prefix`
+    names them, for queries that join users to other rows (see `user_from`)."""
+    t = f"{table}." if table else ""
+    return (f"{t}id::text AS {prefix}id, {t}school_id::text AS {prefix}school_id, {t}email AS {prefix}email, "
+            f"{t}email_verified AS {prefix}email_verified, {t}name AS {prefix}name, "
+            f"{t}preferred_username AS {prefix}preferred_username, {t}role AS {prefix}role, "
+            f"{t}disabled_at IS NOT NULL AS {prefix}disabled")
+
+
+def user_from(row: asyncpg.Record, prefix: str = "") -> User:
+    return User(**{name: row[prefix + name] for name in _FIELDS})
+
+
+_COLUMNS = user_columns()
 
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
 _GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE lower(email) = lower($1)"
@@ -36,15 +52,13 @@ class PgUserStore:
         except ValueError:
             return None
         row = await self._pool.fetchrow(_GET, uid)
-        return User(**dict(row)) if row else None
+        return user_from(row) if row else None
 
     async def get_for_login(self, email: str) -> tuple[User, str] | None:
         row = await self._pool.fetchrow(_GET_LOGIN, email)
         if row is None:
             return None
-        data = dict(row)
-        password_hash = data.pop("password_hash")
-        return User(**data), password_hash
+        return user_from(row), row["password_hash"]
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> None:
         await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
@@ -60,4 +74,4 @@ class PgUserStore:
             _INSERT_USER, user_id or uuid.uuid4(), uuid.UUID(school_id), email, email_verified, name,
             preferred_username, role, password_hash,
         )
-        return User(**dict(row))
+        return user_from(row)
