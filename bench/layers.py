@@ -53,9 +53,20 @@ def _count_round_trips() -> None:
 
 
 def _scope(path: str) -> dict[str, Any]:
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-            "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
 
 
 async def per_request_us(app: Any, path: str, n: int = 5000, repeats: int = 5) -> float:
@@ -95,22 +106,37 @@ async def main() -> None:
     async with B.scratch_database("layers") as dsn:
         await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
         base = "http://127.0.0.1:8000"
-        platform = build({
-            "base_url": base, "database_url": dsn, "redis_url": B.REDIS, "key_encryption_key": B.KEK,
-            "internal_token": B.INTERNAL, "rs_client_id": "resource-api", "rs_client_secret": B.RS_SECRET,
-            "rate_token_per_ip": "1000000/60", "rate_token_per_client": "1000000/60",
-        })
+        platform = build(
+            {
+                "base_url": base,
+                "database_url": dsn,
+                "redis_url": B.REDIS,
+                "key_encryption_key": B.KEK,
+                "internal_token": B.INTERNAL,
+                "rs_client_id": "resource-api",
+                "rs_client_secret": B.RS_SECRET,
+                "rate_token_per_ip": "1000000/60",
+                "rate_token_per_client": "1000000/60",
+            }
+        )
         wrapped: Litestar = service_app("bench", route_handlers=[bare], ready_checks={})
         async with AppLifespan(ceiling), AppLifespan(wrapped), AppLifespan(platform):
             rows = [
                 ("bare Litestar endpoint (the ceiling app)", ceiling, "/ceiling"),
                 ("the same endpoint in service_app (request id, log line, metrics)", wrapped, "/ceiling"),
-                ("platform: discovery document (router, middleware, raw ASGI document)", platform,
-                 "/.well-known/oauth-authorization-server"),
+                (
+                    "platform: discovery document (router, middleware, raw ASGI document)",
+                    platform,
+                    "/.well-known/oauth-authorization-server",
+                ),
                 ("platform: JWKS", platform, "/api/oauth/jwks"),
             ]
-            lines += ["### Per layer, in-process (no server, no network)", "",
-                      "| path | µs per request |", "|---|---:|"]
+            lines += [
+                "### Per layer, in-process (no server, no network)",
+                "",
+                "| path | µs per request |",
+                "|---|---:|",
+            ]
             for label, app, path in rows:
                 lines.append(f"| {label} | {await per_request_us(app, path):.1f} |")
             lines += ["", *await refresh_breakdown(platform, dsn, base)]
@@ -121,8 +147,12 @@ async def refresh_breakdown(platform: Any, dsn: str, base: str, count: int = 600
     from courseschool.authz.storage.keys import KeyRing
 
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=platform), base_url=base) as http:
-        reg = (await http.post("/api/oauth/register", json={
-            "redirect_uris": [B.CALLBACK], "token_endpoint_auth_method": "client_secret_post"})).json()
+        reg = (
+            await http.post(
+                "/api/oauth/register",
+                json={"redirect_uris": [B.CALLBACK], "token_endpoint_auth_method": "client_secret_post"},
+            )
+        ).json()
         _, refreshes = await B.mint(dsn, reg, base, count)
         form = {"content-type": "application/x-www-form-urlencoded"}
         ROUND_TRIPS.clear()
@@ -132,18 +162,24 @@ async def refresh_breakdown(platform: Any, dsn: str, base: str, count: int = 600
             assert response.status_code == 200, response.text
         wall = (time.perf_counter() - started) / count * 1e3
         cpu = (time.process_time() - cpu) / count * 1e3
-        ring: KeyRing = platform.default.state.holder["service"].key_ring
+        ring: KeyRing = platform.default.state.authz.keys.ring
         claims = {"iss": base, "sub": "x", "aud": "y", "exp": 2**31, "iat": 0, "jti": "j" * 22, "scope": "openid"}
-        sign_us = {alg: statistics.median(timeit.repeat(
-            lambda a=alg: ring.sign_id_token(claims, a), number=200, repeat=5)) / 200 * 1e6 for alg in ("ES256", "RS256")}
+        sign_us = {
+            alg: statistics.median(timeit.repeat(lambda a=alg: ring.sign_id_token(claims, a), number=200, repeat=5))
+            / 200
+            * 1e6
+            for alg in ("ES256", "RS256")
+        }
     trips = {k: v / count for k, v in ROUND_TRIPS.items()}
     return [
-        "### One refresh grant, in-process, one at a time", "",
+        "### One refresh grant, in-process, one at a time",
+        "",
         f"- {wall:.2f} ms per request end to end, {cpu:.2f} ms of it on this process's CPU "
         "(the in-process HTTP client included).",
         f"- Round trips per request: {trips.get('postgres', 0):.1f} to PostgreSQL, "
         f"{trips.get('redis', 0):.1f} to Redis.",
-        f"- Signing: ES256 access token {sign_us['ES256']:.0f} µs, RS256 ID token {sign_us['RS256']:.0f} µs.", "",
+        f"- Signing: ES256 access token {sign_us['ES256']:.0f} µs, RS256 ID token {sign_us['RS256']:.0f} µs.",
+        "",
     ]
 
 

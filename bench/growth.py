@@ -1,0 +1,247 @@
+"""The refresh grant and introspection as the tables grow: live grants, each with a live
+refresh token, and revoked access tokens (a tenth as many) bulk-inserted with
+generate_series into the platform's own tables, then the same scenarios as the
+side-by-side section (platform only) at each size. Cost per request is the server's
+time per request at saturation on its one core (1 / throughput); the figure drawn in
+bench/growth.svg. Optional (`make bench BENCH_ARGS=--growth`): a million rows take a
+while to insert."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import asyncpg
+
+from bench.harness import ROOT, median_of, wrk
+from bench.sidebyside import Side, measured
+
+_GRANTS = """
+INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at)
+SELECT md5('bench-growth-' || i)::uuid, $1, $2::uuid, $3::uuid, 'openid courses:read', $4, now(), now()
+FROM generate_series($5::bigint, $6::bigint) AS i
+"""
+_REFRESH_TOKENS = """
+INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
+SELECT sha256(convert_to('bench-growth-rt-' || i, 'UTF8')), md5('bench-growth-' || i)::uuid,
+       'openid courses:read', $1, now()
+FROM generate_series($2::bigint, $3::bigint) AS i
+"""
+_REVOKED = """
+INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at, revoked_at)
+SELECT 'bench-growth-' || i, md5('bench-growth-' || i)::uuid, now() + interval '1 day', now()
+FROM generate_series($1::bigint, $2::bigint) AS i
+"""
+CHUNK = 200_000
+_BLOCKS = """
+SELECT coalesce(sum(heap_blks_hit + coalesce(idx_blks_hit, 0)), 0)::bigint,
+       coalesce(sum(heap_blks_read + coalesce(idx_blks_read, 0)), 0)::bigint
+FROM pg_statio_user_tables
+"""
+
+
+async def blocks(dsn: str) -> tuple[int, int, str]:
+    """Table and index blocks found in shared_buffers and read from outside them (the OS
+    page cache or the disk), over the database's tables, as PostgreSQL counts them; and
+    the size of shared_buffers."""
+    await asyncio.sleep(2)  # idle backends report their counts within about a second
+    conn = await asyncpg.connect(dsn)
+    try:
+        hit, read = await conn.fetchrow(_BLOCKS)
+        buffers = await conn.fetchval("SHOW shared_buffers")
+    finally:
+        await conn.close()
+    return hit, read, buffers
+
+
+async def grow(dsn: str, client_id: str, resource: str, email: str, start: int, stop: int) -> None:
+    """Rows start+1..stop of grants and refresh tokens, and a tenth as many revoked access tokens."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        user_id, school_id = await conn.fetchrow(
+            "SELECT id::text, school_id::text FROM authz_users WHERE email = $1", email
+        )
+        for first in range(start + 1, stop + 1, CHUNK):
+            last = min(first + CHUNK - 1, stop)
+            async with conn.transaction():
+                await conn.execute(_GRANTS, client_id, user_id, school_id, resource, first, last)
+                await conn.execute(_REFRESH_TOKENS, resource, first, last)
+        if stop // 10 > start // 10:
+            await conn.execute(_REVOKED, start // 10 + 1, stop // 10)
+        # What autovacuum would do soon after such an insert, done now so that it does not
+        # run during the measurement; the checkpoint writes the new pages out first, for
+        # the same reason.
+        await conn.execute("VACUUM (ANALYZE) authz_grants, authz_refresh_tokens, authz_revoked_access_tokens")
+        await conn.execute("CHECKPOINT")
+    finally:
+        await conn.close()
+
+
+async def growth_section(
+    run: Any,
+    ours: Side,
+    dsn: str,
+    tmp: Path,
+    seconds: int,
+    levels: list[int],
+    *,
+    rounds: int = 3,
+    lineages: int = 256,
+    email: str,
+) -> list[str]:
+    client_id = unquote(ours.client_id)
+    conn = await asyncpg.connect(dsn)
+    try:
+        own = await conn.fetchval("SELECT count(*) FROM authz_grants")
+    finally:
+        await conn.close()
+    figures: dict[int, dict[str, dict[str, float]]] = {}
+    outside: dict[int, tuple[float, float]] = {}  # blocks read from outside shared_buffers: per request, share
+    present = 0
+    warm = tmp / "growth-warm.txt"  # a warm-up run of each, not counted
+    warm.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
+    wrk(
+        f"{ours.base}{ours.token_path}",
+        2,
+        script="refresh.lua",
+        env={"TOKENS_FILE": str(warm), "CLIENT_ID": ours.client_id},
+    )
+    wrk(
+        f"{ours.base}{ours.introspection_path}",
+        2,
+        script="introspect.lua",
+        env={"BODY_FILE": str(ours.files["introspection", ""])},
+    )
+    for level in sorted(levels):
+        if level > present:
+            print(f"growth: inserting rows {present + 1}..{level}", flush=True)
+            await grow(dsn, client_id, ours.base, email, present, level)
+            present = level
+        runs: dict[str, list[dict[str, float]]] = {"refresh": [], "introspection": []}
+        before = await blocks(dsn)
+        for n in range(rounds):
+            tokens = tmp / f"growth-{level}-{n}.txt"
+            tokens.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
+            runs["refresh"].append(
+                measured(
+                    ours,
+                    f"{ours.base}{ours.token_path}",
+                    seconds,
+                    script="refresh.lua",
+                    env={"TOKENS_FILE": str(tokens), "CLIENT_ID": ours.client_id},
+                )
+            )
+            runs["introspection"].append(
+                measured(
+                    ours,
+                    f"{ours.base}{ours.introspection_path}",
+                    seconds,
+                    script="introspect.lua",
+                    env={"BODY_FILE": str(ours.files["introspection", ""])},
+                )
+            )
+        figures[level] = {k: median_of(v) for k, v in runs.items()}
+        hit, read, buffers = await blocks(dsn)
+        hit, read = hit - before[0], read - before[1]
+        served = sum(r["requests"] for v in runs.values() for r in v)
+        outside[level] = (read / served, read / max(1, hit + read))
+        print(
+            f"growth {level}: " + ", ".join(f"{k} {v['rps']:.0f} req/s" for k, v in figures[level].items()), flush=True
+        )
+    small, large = min(figures), max(figures)
+    lines = [
+        "## As the tables grow",
+        "",
+        f"The refresh grant and introspection (as in the side-by-side section, platform only) with N live grants "
+        f"and N live refresh tokens and N/10 revoked, unexpired access tokens bulk-inserted into the tables "
+        "(generate_series, then VACUUM ANALYZE and a checkpoint, so that neither runs during the measurement), "
+        f"on top of the {own:,} grants the bench itself had made. Medians of {rounds} rounds of "
+        f"{seconds} s at each size. Cost per request: the CPU time the server and its PostgreSQL backends "
+        "spent per request served (steadier than throughput when other work shares the machine); the plot "
+        "draws it.",
+        "",
+        "| extra rows N | refresh req/s | refresh CPU µs per request | introspection req/s | introspection CPU "
+        "µs per request | blocks from outside shared_buffers per request | valid |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+    ]
+
+    def cost(f: dict[str, float]) -> float:
+        return f["cpu_us"] + f["db_us"]
+
+    for level, f in sorted(figures.items()):
+        ok = all(v["failures"] == 0 for v in f.values())
+        per_request, share = outside[level]
+        lines.append(
+            f"| {level:,} | {f['refresh']['rps']:.0f} | {cost(f['refresh']):.0f} | "
+            f"{f['introspection']['rps']:.0f} | {cost(f['introspection']):.0f} | "
+            f"{per_request:.2f} ({share:.1%} of blocks) | {'yes' if ok else 'no'} |"
+        )
+    svg = ROOT / "bench" / "growth.svg"
+    svg.write_text(plot({k: {s: cost(v) for s, v in f.items()} for k, f in figures.items()}))
+    lines += [
+        "",
+        f"Blocks: table and index blocks PostgreSQL read from outside its shared_buffers "
+        f"({buffers}) during the rounds (the OS page cache or the disk), all tables of the "
+        "bench database, per request served.",
+        "",
+        "![CPU time per request (server and PostgreSQL) as the tables grow](growth.svg)",
+        "",
+    ]
+    for scenario in ("refresh", "introspection"):
+        ratio = figures[large][scenario]["rps"] / figures[small][scenario]["rps"]
+        valid = all(f[scenario]["failures"] == 0 for f in figures.values())
+        cpu = cost(figures[large][scenario]) / cost(figures[small][scenario])
+        lines.append(
+            f"- {scenario}: throughput with {large:,} extra rows / with {small:,}: {ratio:.2f}; CPU time "
+            f"per request, {large:,} / {small:,}: {cpu:.2f}."
+        )
+        run.checks.append(
+            (
+                f"{scenario} with {large:,} grants and refresh tokens within 10% of small tables",
+                ratio,
+                ratio >= 0.9 and valid,
+                "{:.2f}",
+            )
+        )
+    return [*lines, ""]
+
+
+def plot(cost: dict[int, dict[str, float]]) -> str:
+    """A small line chart (SVG) of CPU µs per request against the extra rows, one line per scenario."""
+    width, height, left, right, top, bottom = 520, 260, 60, 130, 24, 40
+    levels = sorted(cost)
+    top_value = max(v for f in cost.values() for v in f.values()) * 1.15
+    xs = {lv: left + (width - left - right) * (i / max(1, len(levels) - 1)) for i, lv in enumerate(levels)}
+
+    def y(value: float) -> float:
+        return top + (height - top - bottom) * (1 - value / top_value)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<line x1="{left}" y1="{y(0)}" x2="{width - right}" y2="{y(0)}" stroke="black"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{y(0)}" stroke="black"/>',
+        f'<text x="{left - 45}" y="{top - 6}">CPU µs per request (server + PostgreSQL)</text>',
+        f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">extra grants and refresh '
+        "tokens (steps, not to scale)</text>",
+    ]
+    tick = next(t * 10**e for e in range(7) for t in (1, 2, 5) if top_value / (t * 10**e) <= 6)
+    for step in range(int(top_value // tick) + 1):
+        value = step * tick
+        parts.append(f'<line x1="{left - 3}" y1="{y(value):.1f}" x2="{left}" y2="{y(value):.1f}" stroke="black"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.0f}</text>')
+    for lv, x in xs.items():
+        label = f"{lv / 1e6:g}M" if lv >= 10**6 else f"{lv / 1e3:g}k" if lv >= 1000 else str(lv)
+        parts.append(f'<text x="{x:.1f}" y="{y(0) + 16:.1f}" text-anchor="middle">{label}</text>')
+    for n, (scenario, colour) in enumerate((("refresh", "#c0392b"), ("introspection", "#2471a3"))):
+        points = " ".join(f"{xs[lv]:.1f},{y(cost[lv][scenario]):.1f}" for lv in levels)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        parts += [
+            f'<circle cx="{xs[lv]:.1f}" cy="{y(cost[lv][scenario]):.1f}" r="3" fill="{colour}"/>' for lv in levels
+        ]
+        parts.append(f'<text x="{width - right + 10}" y="{top + 20 + 16 * n}" fill="{colour}">{scenario}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

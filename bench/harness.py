@@ -1,0 +1,228 @@
+"""What every bench scenario shares: ports, pinning, starting a server, running wrk and
+reading its figures (with the checks our Lua scripts print), medians, RSS."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+CORES = os.cpu_count() or 1
+SERVER_CORE, LOAD_CORE = 0, 1
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cmd: list[str], core: int | None) -> list[str]:
+    """`cmd` on one core (None: wherever the kernel puts it)."""
+    if core is None or CORES < 2 or not shutil.which("taskset"):
+        return cmd
+    return ["taskset", "-c", str(core), *cmd]
+
+
+def start(
+    cmd: list[str], env: dict[str, str], url: str, log: Path, *, core: int | None = SERVER_CORE, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a server and wait until `url` answers 200 (probes need the internal token
+    on the production all-in-one: sent when the environment has one)."""
+    headers = {"Authorization": f"Bearer {env['INTERNAL_TOKEN']}"} if env.get("INTERNAL_TOKEN") else {}
+    process = subprocess.Popen(pinned(cmd, core), env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=cwd)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            if httpx.get(url, timeout=1, headers=headers).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
+
+
+def wrk(
+    url: str,
+    seconds: float,
+    *,
+    script: str | None = None,
+    env: dict[str, str] | None = None,
+    connections: int = 32,
+    threads: int = 1,
+    core: int | None = LOAD_CORE,
+) -> dict[str, float]:
+    """One wrk run. `failures` counts non-2xx answers plus what our Lua scripts refuse
+    (`bench-check` line: an answer without what it must carry, a single-use body or token
+    missing); a run with failures is not a valid figure."""
+    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    if script:
+        cmd[1:1] = ["-s", str(ROOT / "bench" / "lua" / script)]
+    if CORES < 2:
+        core = None
+    done = subprocess.run(
+        pinned(cmd, core),
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+        env={**os.environ, "WRK_THREADS": str(threads), **(env or {})},
+    )
+    out = done.stdout
+    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if found is None:
+        raise RuntimeError(f"wrk failed: {done.stderr[-2000:]}{out[-2000:]}")
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sockets = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    check = re.search(r"bench-check failures=(\d+) starved=(\d+)", out)
+    non2xx = int(bad.group(1)) if bad else 0
+    failures = non2xx + (sum(int(x) for x in sockets.groups()) if sockets else 0)
+    if check:
+        failures = max(failures, int(check.group(1)) + int(check.group(2)))
+    return {
+        "rps": float(found.group(1)),
+        "p50": _ms(out, "50%"),
+        "p99": _ms(out, "99%"),
+        "errors": (non2xx / total) if total else 0.0,
+        "requests": float(total),
+        "failures": float(failures),
+    }
+
+
+def _ms(out: str, label: str) -> float:
+    value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)", out).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Medians per figure; failures are added up (one failed run taints the figure)."""
+    out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    if "failures" in runs[0]:
+        out["failures"] = sum(r["failures"] for r in runs)
+    return out
+
+
+def rss_mb(process: subprocess.Popen[bytes] | int) -> float:
+    """Resident memory of a process and its children (granian's workers), MiB."""
+    proc = psutil.Process(process if isinstance(process, int) else process.pid)
+    procs = [proc, *proc.children(recursive=True)]
+    total = 0
+    for p in procs:
+        try:
+            if p.name() == "taskset":
+                continue
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total / 2**20
+
+
+class MachineLoad:
+    """Where the machine's CPU time went between start() and stop(): this bench's own
+    processes (reaped children included: servers, wrk), PostgreSQL and Redis (shared
+    with whatever else uses them), and everything else. On a quiet machine the last is
+    near zero; when it is not, the figures of the run are not comparable with a quiet run."""
+
+    def __init__(self) -> None:
+        self._start: dict[str, float] = {}
+        self._shared: dict[tuple[int, float], float] = {}
+        self.shares: dict[str, float] = {}
+
+    @staticmethod
+    def _own(proc: psutil.Process) -> float:
+        t = proc.cpu_times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def _sample(self) -> tuple[dict[str, float], dict[tuple[int, float], float]]:
+        times = psutil.cpu_times()
+        busy = sum(times) - times.idle - getattr(times, "iowait", 0.0)
+        shared: dict[tuple[int, float], float] = {}
+        for proc in psutil.process_iter(["name", "ppid", "create_time"]):
+            try:
+                name = proc.info["name"] or ""
+                parent = psutil.Process(proc.info["ppid"]).name() if proc.info["ppid"] else ""
+                # postmasters (their exited backends are in their children's times) and Redis
+                if (name.startswith("postgres") and not parent.startswith("postgres")) or name == "redis-server":
+                    shared[proc.pid, proc.info["create_time"]] = self._own(proc)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+        return {"busy": busy, "ours": self._own(psutil.Process()), "wall": time.monotonic()}, shared
+
+    def start(self) -> None:
+        self._start, self._shared = self._sample()
+
+    def stop(self) -> None:
+        end, shared = self._sample()
+        delta = {k: end[k] - self._start[k] for k in end}
+        # servers that started during the run count whole; those that stopped are lost (counted as others)
+        delta["shared"] = sum(cpu - self._shared.get(key, 0.0) for key, cpu in shared.items())
+        capacity = delta["wall"] * CORES
+        others = max(0.0, delta["busy"] - delta["ours"] - delta["shared"])
+        self.shares = {
+            "ours": delta["ours"] / capacity,
+            "shared": delta["shared"] / capacity,
+            "others": others / capacity,
+            "minutes": delta["wall"] / 60,
+        }
+
+    def note(self) -> str:
+        s = self.shares
+        verdict = (
+            "quiet"
+            if s["others"] < 0.05
+            else "BUSY: other processes competed for the cores, the figures are not comparable with a quiet run"
+        )
+        return (
+            f"Machine during the run ({s['minutes']:.0f} min, {CORES} cores): this bench's processes used "
+            f"{s['ours']:.0%} of the CPU time, PostgreSQL and Redis {s['shared']:.0%}, everything else "
+            f"{s['others']:.0%} ({verdict})."
+        )
+
+
+def cpu_seconds(process: subprocess.Popen[bytes] | int) -> float:
+    """CPU time (user + system, every thread) of a live process and its live children."""
+    proc = psutil.Process(process if isinstance(process, int) else process.pid)
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def backends_cpu_seconds(database: str) -> float:
+    """CPU time of the PostgreSQL backends connected to `database` (on this machine):
+    the database work a server's requests cost, which its own CPU time leaves out."""
+    total = 0.0
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        try:
+            title = " ".join(proc.info["cmdline"] or [])
+            if (proc.info["name"] or "").startswith("postgres") and f" {database} " in title:
+                t = proc.cpu_times()
+                total += t.user + t.system
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total

@@ -1,0 +1,104 @@
+"""The peer server of the side-by-side figures: bench/peer/server.mjs on oidc-provider,
+the version pinned in bench/package.json and bench/package-lock.json, installed by the
+bench itself (`npm ci` in bench/ when node_modules is missing or holds another version)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+
+from bench.harness import ROOT, free_port, rss_mb, start, stop
+from courseschool.common.secrets import new_token
+
+BENCH = ROOT / "bench"
+PUBLIC_CLIENT, RS_CLIENT = "bench-public", "bench-rs"
+
+
+def pinned_version() -> str:
+    return json.loads((BENCH / "package.json").read_text())["dependencies"]["oidc-provider"]
+
+
+def installed_version() -> str | None:
+    manifest = BENCH / "node_modules" / "oidc-provider" / "package.json"
+    return json.loads(manifest.read_text())["version"] if manifest.exists() else None
+
+
+def node_version() -> str:
+    return subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def ensure_installed() -> str | None:
+    """None when the peer can run, else why not."""
+    if not shutil.which("node") or not shutil.which("npm"):
+        return "Node.js and npm are not installed (Debian: apt-get install nodejs npm)"
+    if installed_version() != pinned_version():
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH, capture_output=True, text=True, timeout=900
+        )
+        if done.returncode != 0:
+            return f"npm ci failed in bench/: {done.stderr.strip()[-500:]}"
+    if installed_version() != pinned_version():
+        return f"bench/node_modules holds oidc-provider {installed_version()}, not {pinned_version()}"
+    return None
+
+
+class Peer:
+    """One peer process (pinned to the server core unless `core` says otherwise)."""
+
+    def __init__(self, log: Path, *, core: int | None = 0) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.rs_secret = new_token()
+        self._mint_token = new_token()
+        env = {
+            **os.environ,
+            "NODE_ENV": "production",
+            "PEER_PORT": str(self.port),
+            "PEER_RS_SECRET": self.rs_secret,
+            "BENCH_MINT_TOKEN": self._mint_token,
+        }
+        self.process = start(
+            ["node", str(BENCH / "peer" / "server.mjs")],
+            env,
+            f"{self.base}/.well-known/oauth-authorization-server",
+            log,
+            core=core,
+            cwd=BENCH,
+        )
+
+    def stop(self) -> None:
+        stop(self.process)
+
+    def rss(self) -> float:
+        return rss_mb(self.process)
+
+    async def mint(self, kind: str, count: int) -> list[str]:
+        """`code`: token-endpoint form bodies; `refresh`: refresh tokens; each its own grant."""
+        async with httpx.AsyncClient(timeout=600) as http:
+            answer = await http.post(
+                f"{self.base}/__bench/mint",
+                params={"kind": kind, "count": count},
+                headers={"Authorization": f"Bearer {self._mint_token}"},
+            )
+            answer.raise_for_status()
+        lines = answer.text.split()
+        assert len(lines) == count, f"peer minted {len(lines)} of {count}"
+        return lines
+
+    async def introspection_body(self) -> str:
+        """An active opaque access token (from a real code exchange, for the resource
+        server that introspects) and the confidential client that asks about it."""
+        (code,) = await self.mint("introspect-code", 1)
+        async with httpx.AsyncClient(timeout=30) as http:
+            tokens = (
+                await http.post(
+                    f"{self.base}/token", content=code, headers={"Content-Type": "application/x-www-form-urlencoded"}
+                )
+            ).json()
+        return urlencode({"token": tokens["access_token"], "client_id": RS_CLIENT, "client_secret": self.rs_secret})
