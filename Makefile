@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PKGS   := libs/common services/authz services/resource-api services/discovery platform
 
-.PHONY: run test unit bench install clean
+.PHONY: run test unit check bench install clean
 
 $(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS))
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,10 +23,19 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Lint, format and types: ruff over every Python file, mypy over the product code.
+CHECKED := libs/common/src services/authz/src services/resource-api/src services/discovery/src platform/src
+check: $(STAMP)
+	$(BIN)/ruff check libs services platform tests bench
+	$(BIN)/ruff format --check libs services platform tests bench
+	$(BIN)/mypy $(CHECKED)
+
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-# Not part of `make test`: load on loopback with wrk, results in bench/RESULTS.md.
+# Not part of `make test`: load on loopback with wrk, results in bench/RESULTS.md. Runs
+# the peer server (oidc-provider, pinned in bench/package-lock.json; `npm ci` in bench/ on
+# first use) side by side. BENCH_ARGS=--growth adds the million-row tables (slow).
 bench: $(STAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -10,13 +10,23 @@ import redis.asyncio as aioredis
 
 from courseschool.common.db import migrate
 from courseschool.common.jose import new_kek
-from courseschool.platform.app import MIGRATIONS
+from courseschool.platform.migrate import MIGRATIONS
 
 from .infra import fresh_database_name, postgres_server, redis_server, with_database
 
 TABLES = (
-    "authz_refresh_tokens", "authz_codes", "authz_grants", "authz_login_sessions", "authz_clients",
-    "authz_users", "authz_schools", "api_files", "api_singletons", "api_items", "api_schools",
+    "authz_refresh_tokens",
+    "authz_codes",
+    "authz_grants",
+    "authz_login_sessions",
+    "authz_clients",
+    "authz_trusted_domains",
+    "authz_users",
+    "authz_schools",
+    "api_files",
+    "api_singletons",
+    "api_items",
+    "api_schools",
 )  # signing keys persist across tests: they are configuration, and slow to make
 
 
@@ -79,4 +89,3 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 @pytest.fixture(scope="session")
 def kek() -> str:
     return new_kek()
-

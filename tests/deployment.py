@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,7 +91,9 @@ def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[d
     path.write_text(conf)
     proc = subprocess.Popen(
         [nginx_binary, "-p", f"{tmp}/", "-c", str(path), "-g", "daemon off;"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 15
@@ -105,8 +106,12 @@ def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[d
                 output = proc.stdout.read() if proc.stdout and proc.poll() is not None else b""
                 pytest.fail(f"nginx did not start: {output.decode(errors='replace')} {log}")
             time.sleep(0.05)
-        yield {"port": port, "health_port": health_port, "error_log": tmp / "error.log",
-               "access_log": tmp / "access.log"}
+        yield {
+            "port": port,
+            "health_port": health_port,
+            "error_log": tmp / "error.log",
+            "access_log": tmp / "access.log",
+        }
     finally:
         proc.terminate()
         try:
@@ -117,17 +122,14 @@ def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[d
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def migration_script_of(command: list[str]) -> str:
-    """The Python text of a `python -c ...` command (compose's `migrate`, the Job's)."""
-    assert command[:2] == ["python", "-c"], command
-    return textwrap.dedent(command[2]).strip()
+MIGRATION_COMMAND = ["python", "-m", "courseschool.platform", "migrate"]
 
 
-def compose_migration_script() -> str:
-    """The migration step of deploy/compose.yaml (the same text as the k8s Job's; a
-    deploy test checks that): every service's migrations, then the resource API's
-    introspection client from RS_CLIENT_ID / RS_CLIENT_SECRET."""
+def compose_migration_command() -> list[str]:
+    """The migration step of deploy/compose.yaml (the k8s Job runs the same command; a
+    deploy test checks both), with this interpreter for `python`."""
     import yaml
 
-    compose = yaml.safe_load(COMPOSE.read_text())
-    return migration_script_of(compose["services"]["migrate"]["command"])
+    command = yaml.safe_load(COMPOSE.read_text())["services"]["migrate"]["command"]
+    assert command == MIGRATION_COMMAND, command
+    return [sys.executable, *command[1:]]

@@ -8,18 +8,18 @@ started with its production command, behind the nginx gateway of deploy/nginx/ng
 What an operator does, in the order compose does it (deploy/compose.yaml, deploy/README.md):
 
 1. `python -m courseschool.authz migrate` and `python -m courseschool.resource_api migrate`;
-2. the deployment's migration step (compose `migrate`, the k8s Job: the same script),
-   which finds both up to date and registers the resource API's introspection client
-   (RS_CLIENT_ID / RS_CLIENT_SECRET);
+2. the deployment's migration step (`python -m courseschool.platform migrate`, as compose
+   and the k8s Job run it), which finds both up to date and registers the resource API's
+   introspection client (RS_CLIENT_ID / RS_CLIENT_SECRET);
 3. `python -m courseschool.<service> serve --host 127.0.0.1 --port N` for authz, the
    resource API and discovery, each with the environment compose gives it (read from
    compose.yaml: secrets, the origin, the ports and the database/Redis are the test's,
    the compose host names become loopback ports), and the gateway in front;
 4. the demo school and its owner with the admin command line
    (`python -m courseschool.authz admin schools create`, `... users create`);
-5. the school's demo content for the resource API. No command does this (the all-in-one
-   `prepare()` calls `courseschool.resource_api.seed.seed_demo`, and nothing else registers
-   a school's catalogue slug with the resource API): the same library function, called here.
+5. demo content in the school's areas, for the tests to read (`courseschool.platform.demo`,
+   the library function the all-in-one's demo uses). The resource API learns of the school
+   itself, from the authorization server, the first time a token or the catalogue names it.
 
 The database and Redis are the caller's: tests/faults passes servers of its own, which it
 stops and starts. Every process is stopped on exit (SIGTERM, then SIGKILL of its process
@@ -48,7 +48,7 @@ import httpx
 import pytest
 import yaml
 
-from .deployment import COMPOSE, SERVICES, compose_migration_script, free_port, run_gateway
+from .deployment import COMPOSE, SERVICES, compose_migration_command, free_port, run_gateway
 
 OWNER_EMAIL = "owner@split.example.test"
 OWNER_PASSWORD = "split correct horse battery staple"
@@ -61,8 +61,13 @@ COMMAND_TIMEOUT = 60.0
 
 # Every test process calls from 127.0.0.1: generous limits (the limits have tests of their own).
 TEST_ENV = {
-    "authz": {"RATE_REGISTER_PER_IP": "10000/60", "RATE_TOKEN_PER_IP": "10000/60",
-              "RATE_TOKEN_PER_CLIENT": "10000/60", "RATE_LOGIN_PER_IP": "10000/60"},
+    "authz": {
+        "RATE_REGISTER_PER_IP": "10000/60",
+        "RATE_TOKEN_PER_IP": "10000/60",
+        "RATE_TOKEN_PER_CLIENT": "10000/60",
+        "RATE_LOGIN_PER_IP": "10000/60",
+        "RATE_AUTHORIZE_PER_IP": "10000/60",
+    },
 }
 _COMPOSE_HOST = re.compile(r"http://(authz|resource-api|discovery):(\d+)")
 _SECRETS = ("INTERNAL_TOKEN", "KEY_ENCRYPTION_KEY", "ADMIN_TOKEN", "RS_CLIENT_SECRET")
@@ -76,9 +81,11 @@ def _settings_names() -> set[str]:
     from courseschool.discovery.settings import DiscoverySettings
     from courseschool.resource_api.settings import ResourceSettings
 
-    return {f.name.upper() for cls in (AuthzSettings, ResourceSettings, DiscoverySettings)
-            for f in msgspec.structs.fields(cls)} | {"DATA_DIR", "DEMO_EMAIL", "DEMO_PASSWORD", "RS_CLIENT_ID", "HOST",
-                                                    "PORT"}
+    return {
+        f.name.upper()
+        for cls in (AuthzSettings, ResourceSettings, DiscoverySettings)
+        for f in msgspec.structs.fields(cls)
+    } | {"DATA_DIR", "DEMO_EMAIL", "DEMO_PASSWORD", "RS_CLIENT_ID", "HOST", "PORT"}
 
 
 def tail(path: Path, limit: int = 6000) -> str:
@@ -104,16 +111,29 @@ class Service:
 
     @property
     def command(self) -> list[str]:
-        return [sys.executable, "-m", f"courseschool.{self.package}", "serve", "--host", "127.0.0.1",
-                "--port", str(self.port)]
+        return [
+            sys.executable,
+            "-m",
+            f"courseschool.{self.package}",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
 
     def start(self) -> None:
         assert self.process is None or self.process.poll() is not None, f"{self.name} is running"
         with self.log_path.open("ab") as log:
             # A session of its own: granian's workers can be killed with it if it hangs.
             self.process = subprocess.Popen(
-                self.command, env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                self.command,
+                env=self.env,
+                cwd=self.cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
 
     def running(self) -> bool:
@@ -162,8 +182,11 @@ class Topology:
         return self.services[name].address
 
     def log_tails(self, limit: int = 4000) -> str:
-        parts = [f"----- {s.name} ({' '.join(s.command[1:])}; exit {s.process.poll() if s.process else '-'}) "
-                 f"{s.log_path} -----\n{s.tail(limit)}" for s in self.services.values()]
+        parts = [
+            f"----- {s.name} ({' '.join(s.command[1:])}; exit {s.process.poll() if s.process else '-'}) "
+            f"{s.log_path} -----\n{s.tail(limit)}"
+            for s in self.services.values()
+        ]
         for key in ("error_log", "access_log"):
             path = self.gateway.get(key)
             if isinstance(path, Path):
@@ -174,7 +197,12 @@ class Topology:
 
 
 def compose_environment(
-    name: str, *, ports: Mapping[str, int], base_url: str, database_url: str, redis_url: str,
+    name: str,
+    *,
+    ports: Mapping[str, int],
+    base_url: str,
+    database_url: str,
+    redis_url: str,
     values: Mapping[str, str],
 ) -> dict[str, str]:
     """The environment compose.yaml gives service `name`, for this machine: the URLs of
@@ -193,10 +221,13 @@ def compose_environment(
             value = redis_url
         elif key in _SECRETS:
             value = values[key]
+        elif key == "DEV":
+            value = "0"  # real secrets above: the production topology runs without the demo mode
         else:
             value = _COMPOSE_HOST.sub(lambda m: f"http://127.0.0.1:{ports[m.group(1)]}", value)
         assert "${" not in value and not _COMPOSE_HOST.search(value), (
-            f"compose.yaml: {name}.{key}={raw!r} is new to tests/split.py; say what it is on loopback")
+            f"compose.yaml: {name}.{key}={raw!r} is new to tests/split.py; say what it is on loopback"
+        )
         env[key] = value
     return env
 
@@ -211,10 +242,14 @@ def _child_env(extra: Mapping[str, str]) -> dict[str, str]:
 def _run_all(commands: list[tuple[list[str], dict[str, str]]], log: Path, cwd: Path) -> list[str]:
     """Run commands side by side, as an operator's shell would one after the other;
     their output goes to `log` too. Fails the test, with the output, on a non-zero exit."""
-    procs = [subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL) for cmd, env in commands]
+    procs = [
+        subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
+        for cmd, env in commands
+    ]
     outputs = []
-    for (cmd, _), proc in zip(commands, procs):
+    for (cmd, _), proc in zip(commands, procs, strict=False):
         try:
             out, err = proc.communicate(timeout=COMMAND_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -222,8 +257,9 @@ def _run_all(commands: list[tuple[list[str], dict[str, str]]], log: Path, cwd: P
             out, err = proc.communicate()
         shown = shlex.join(["python", *cmd[1:]])
         with log.open("a") as f:
-            f.write(f"$ {shown}\n{out.decode(errors='replace')}{err.decode(errors='replace')}"
-                    f"[exit {proc.returncode}]\n")
+            f.write(
+                f"$ {shown}\n{out.decode(errors='replace')}{err.decode(errors='replace')}[exit {proc.returncode}]\n"
+            )
         if proc.returncode != 0:
             pytest.fail(f"`{shown}` failed ({proc.returncode}):\n{out.decode()[-3000:]}\n{err.decode()[-3000:]}")
         outputs.append(out.decode())
@@ -236,9 +272,9 @@ def _admin(env: dict[str, str], log: Path, cwd: Path, *args: str) -> Any:
 
 
 def _seed_catalogue(database_url: str, school_id: str, slug: str, owner_id: str) -> None:
-    """The school's content in the resource API (see the module's docstring, step 5)."""
+    """Demo content in the school's areas (see the module's docstring, step 5)."""
     from courseschool.common.db import create_pool
-    from courseschool.resource_api.seed import seed_demo
+    from courseschool.platform.demo import seed_demo
 
     async def run() -> None:
         pool = await create_pool(database_url, min_size=1, max_size=1)
@@ -262,8 +298,9 @@ def wait_until_ready(topology: Topology, timeout: float = READY_TIMEOUT) -> None
         while True:
             for name, service in topology.services.items():
                 if not service.running():
-                    pytest.fail(f"{name} exited early ({service.process and service.process.poll()}):\n"
-                                f"{topology.log_tails()}")
+                    pytest.fail(
+                        f"{name} exited early ({service.process and service.process.poll()}):\n{topology.log_tails()}"
+                    )
                 if last.get(name) == "ok":
                     continue
                 try:
@@ -286,8 +323,13 @@ def wait_until_ready(topology: Topology, timeout: float = READY_TIMEOUT) -> None
 
 @contextlib.contextmanager
 def running_topology(
-    database_url: str, redis_url: str, kek: str, folder: Path, nginx_binary: str,
-    *, overrides: Mapping[str, Mapping[str, str]] | None = None,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+    folder: Path,
+    nginx_binary: str,
+    *,
+    overrides: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Iterator[Topology]:
     """The three services and the gateway, set up as the module's docstring says, on a
     fresh database (the school and its owner are created, not looked up). `overrides`
@@ -296,30 +338,54 @@ def running_topology(
     folder.mkdir(parents=True, exist_ok=True)
     setup_log = folder / "operator.log"
     ports = {name: free_port() for name in SERVICES}
-    values = {"INTERNAL_TOKEN": secrets.token_urlsafe(32), "KEY_ENCRYPTION_KEY": kek,
-              "ADMIN_TOKEN": secrets.token_urlsafe(32), "RS_CLIENT_SECRET": secrets.token_urlsafe(32)}
+    values = {
+        "INTERNAL_TOKEN": secrets.token_urlsafe(32),
+        "KEY_ENCRYPTION_KEY": kek,
+        "ADMIN_TOKEN": secrets.token_urlsafe(32),
+        "RS_CLIENT_SECRET": secrets.token_urlsafe(32),
+    }
     with run_gateway(nginx_binary, ports) as gateway:
         base_url = f"http://127.0.0.1:{gateway['port']}"
 
         def env_of(name: str) -> dict[str, str]:
-            env = compose_environment(name, ports=ports, base_url=base_url, database_url=database_url,
-                                      redis_url=redis_url, values=values)
+            env = compose_environment(
+                name, ports=ports, base_url=base_url, database_url=database_url, redis_url=redis_url, values=values
+            )
             return _child_env({**env, **TEST_ENV.get(name, {}), **(overrides or {}).get(name, {})})
 
         services = {
-            name: Service(name=name, package=package, port=ports[name], env=env_of(name),
-                          log_path=folder / f"{name}.log", cwd=folder)
+            name: Service(
+                name=name,
+                package=package,
+                port=ports[name],
+                env=env_of(name),
+                log_path=folder / f"{name}.log",
+                cwd=folder,
+            )
             for name, (package, _) in SERVICES.items()
         }
-        topology = Topology(base_url=base_url, email=OWNER_EMAIL, password=OWNER_PASSWORD, services=services,
-                            gateway=gateway, database_url=database_url, redis_url=redis_url, setup_log=setup_log)
+        topology = Topology(
+            base_url=base_url,
+            email=OWNER_EMAIL,
+            password=OWNER_PASSWORD,
+            services=services,
+            gateway=gateway,
+            database_url=database_url,
+            redis_url=redis_url,
+            setup_log=setup_log,
+        )
         try:
             # 1. each service's own migrations (discovery has none)
-            _run_all([([sys.executable, "-m", f"courseschool.{services[n].package}", "migrate"], services[n].env)
-                      for n in ("authz", "resource-api")], setup_log, folder)
+            _run_all(
+                [
+                    ([sys.executable, "-m", f"courseschool.{services[n].package}", "migrate"], services[n].env)
+                    for n in ("authz", "resource-api")
+                ],
+                setup_log,
+                folder,
+            )
             # 2. the deployment's migration step: nothing left to migrate, the RS client registered
-            (out,) = _run_all([([sys.executable, "-c", compose_migration_script()], env_of("migrate"))],
-                              setup_log, folder)
+            (out,) = _run_all([(compose_migration_command(), env_of("migrate"))], setup_log, folder)
             assert "authz: up to date" in out and "resource_api: up to date" in out, out
             assert f"introspection client {services['resource-api'].env['RS_CLIENT_ID']}: registered" in out, out
             # 3. the services (they start while the operator goes on)
@@ -327,12 +393,27 @@ def running_topology(
                 service.start()
             # 4. the school and its owner, with the admin command line
             admin_env = services["authz"].env
-            topology.school = _admin(admin_env, setup_log, folder, "schools", "create", "--slug", SCHOOL_SLUG,
-                                     "--name", "Demo Course School")
-            topology.owner = _admin(admin_env, setup_log, folder, "users", "create", "--school", SCHOOL_SLUG,
-                                    "--email", OWNER_EMAIL, "--name", "Demo Owner", "--role", "owner",
-                                    "--password", OWNER_PASSWORD)
-            # 5. the school's content in the resource API (no command: the library function)
+            topology.school = _admin(
+                admin_env, setup_log, folder, "schools", "create", "--slug", SCHOOL_SLUG, "--name", "Demo Course School"
+            )
+            topology.owner = _admin(
+                admin_env,
+                setup_log,
+                folder,
+                "users",
+                "create",
+                "--school",
+                SCHOOL_SLUG,
+                "--email",
+                OWNER_EMAIL,
+                "--name",
+                "Demo Owner",
+                "--role",
+                "owner",
+                "--password",
+                OWNER_PASSWORD,
+            )
+            # 5. demo content in the school's areas
             _seed_catalogue(database_url, topology.school["id"], SCHOOL_SLUG, topology.owner["id"])
             wait_until_ready(topology)
             yield topology

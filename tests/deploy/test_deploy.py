@@ -42,7 +42,17 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 
 from ..deployment import (
-    COMPOSE, DEPLOY, NGINX_CONF, REPO, SERVICES, find_tool, free_port, migration_script_of, nginx_or_skip, run_gateway,
+    COMPOSE,
+    DEPLOY,
+    MIGRATION_COMMAND,
+    NGINX_CONF,
+    REPO,
+    SERVICES,
+    compose_migration_command,
+    find_tool,
+    free_port,
+    nginx_or_skip,
+    run_gateway,
 )
 
 K8S = DEPLOY / "k8s"
@@ -70,16 +80,32 @@ NOT_PUBLIC_PREFIXES = (
 )
 # Requests the gateway must refuse itself (404), whatever the services would answer.
 REFUSED = [
-    "/internal", "/internal/", "/internal/metadata/oauth-authorization-server",
-    "/internal/metadata/oauth-protected-resource", "/internal/openapi.json", "/internal/admin/clients",
-    "/healthz", "/readyz", "/metrics", "/", "/schema", "/schema/openapi.json", "/openapi.yaml",
-    "/api", "/api/", "/api/v2/courses", "/auth.md/x", "/openapi.json/x",
+    "/internal",
+    "/internal/",
+    "/internal/metadata/oauth-authorization-server",
+    "/internal/metadata/oauth-protected-resource",
+    "/internal/openapi.json",
+    "/internal/admin/clients",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/",
+    "/schema",
+    "/schema/openapi.json",
+    "/openapi.yaml",
+    "/api",
+    "/api/",
+    "/api/v2/courses",
+    "/auth.md/x",
+    "/openapi.json/x",
     # dot segments are resolved before matching: these are /internal/... in disguise
-    "/api/v1/../../internal/openapi.json", "/oauth/%2e%2e/internal/metadata/openid-configuration",
+    "/api/v1/../../internal/openapi.json",
+    "/oauth/%2e%2e/internal/metadata/openid-configuration",
 ]
 
 
 # -- helpers -------------------------------------------------------------------------
+
 
 def _load_yaml_docs(text: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if d]
@@ -124,8 +150,8 @@ def _not_public(path: str) -> bool:
 def service_routes() -> dict[str, set[str]]:
     """Per service, the paths its app really serves (route templates). Creating an app
     connects to nothing."""
+    from courseschool.authz.app import create_app as create_authz
     from courseschool.authz.settings import AuthzSettings
-    from courseschool.authz.web.app import create_app as create_authz
     from courseschool.discovery.app import create_app as create_discovery
     from courseschool.discovery.settings import DiscoverySettings
     from courseschool.resource_api.app import create_app as create_resource
@@ -153,6 +179,7 @@ def _implied_routing(service_routes: dict[str, set[str]]) -> set[tuple[str, str,
 
 # -- the services' routes against the routing table ---------------------------------
 
+
 def test_every_public_route_of_every_service_has_a_routing_entry_to_that_service(service_routes):
     problems = []
     for service, routes in service_routes.items():
@@ -172,8 +199,11 @@ def test_every_routing_entry_leads_to_a_service_that_has_such_routes(service_rou
     assert implied == set(ROUTING), f"entries no service needs: {set(ROUTING) - implied}"
     for kind, prefix, service in ROUTING:
         others = [
-            (other, path) for other, routes in service_routes.items() if other != service
-            for path in routes if _routing_entry(_sample(path)) == (kind, prefix, service)
+            (other, path)
+            for other, routes in service_routes.items()
+            if other != service
+            for path in routes
+            if _routing_entry(_sample(path)) == (kind, prefix, service)
         ]
         assert not others, f"{prefix} goes to {service}, but {others} are served elsewhere"
 
@@ -306,6 +336,7 @@ def test_nginx_passes_forwarding_headers_and_limits_bodies():
 
 # -- nginx: the real binary ---------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def nginx_binary() -> str:
     return nginx_or_skip()
@@ -318,7 +349,9 @@ def test_nginx_accepts_the_config(nginx_binary, tmp_path):
     request through the `resolver`, never while loading the configuration."""
     result = subprocess.run(
         [nginx_binary, "-t", "-q", "-p", f"{tmp_path}/", "-c", str(NGINX_CONF)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 0, result.stderr
 
@@ -344,8 +377,12 @@ class _StubHandler(BaseHTTPRequestHandler):
             if not chunk:
                 break
             received += len(chunk)
-        hit = {"service": self.server.service, "path": self.path, "body_bytes": received,
-               "headers": {k.lower(): v for k, v in self.headers.items()}}
+        hit = {
+            "service": self.server.service,
+            "path": self.path,
+            "body_bytes": received,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+        }
         self.server.hits.append(hit)
         body = json.dumps(hit).encode()
         self.send_response(200)
@@ -376,8 +413,9 @@ def live_gateway(nginx_binary) -> Iterator[dict[str, Any]]:
             stub.server_close()
 
 
-def _request(port: int, method: str, path: str, headers: dict[str, str] | None = None,
-             body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
+def _request(
+    port: int, method: str, path: str, headers: dict[str, str] | None = None, body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         conn.request(method, path, body=body, headers=headers or {})
@@ -417,9 +455,16 @@ def test_live_gateway_refuses_internal_health_metrics_and_unknown_paths(live_gat
 
 def test_live_gateway_sets_forwarding_headers_and_request_id(live_gateway):
     port = live_gateway["port"]
-    status, _, body = _request(port, "GET", "/api/oauth/jwks", {
-        "X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https", "X-Request-ID": "abc-123",
-    })
+    status, _, body = _request(
+        port,
+        "GET",
+        "/api/oauth/jwks",
+        {
+            "X-Forwarded-For": "203.0.113.9",
+            "X-Forwarded-Proto": "https",
+            "X-Request-ID": "abc-123",
+        },
+    )
     headers = json.loads(body)["headers"]
     assert status == 200
     # The client's own forwarding headers are replaced: it cannot pick its rate-limit key.
@@ -433,8 +478,9 @@ def test_live_gateway_sets_forwarding_headers_and_request_id(live_gateway):
 def test_live_gateway_body_limit(live_gateway):
     port = live_gateway["port"]
     five_mib = b"x" * (5 * 1024 * 1024)
-    status, _, body = _request(port, "POST", "/api/v1/storage/files", {"content-type": "application/octet-stream"},
-                               five_mib)
+    status, _, body = _request(
+        port, "POST", "/api/v1/storage/files", {"content-type": "application/octet-stream"}, five_mib
+    )
     assert status == 200 and json.loads(body)["body_bytes"] == len(five_mib)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:  # announced 7 MiB: refused from the headers, before any body is read
@@ -463,6 +509,7 @@ def test_live_gateway_health_endpoint(live_gateway):
 
 # -- Dockerfile -----------------------------------------------------------------------
 
+
 def test_dockerfile_passes_hadolint():
     hadolint = find_tool("hadolint")
     if hadolint is None:
@@ -470,7 +517,9 @@ def test_dockerfile_passes_hadolint():
     try:
         result = subprocess.run(
             [hadolint, "--no-color", "--failure-threshold", "info", str(DOCKERFILE)],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     except OSError as exc:  # a binary for another platform
         pytest.skip(f"hadolint cannot run here: {exc}")
@@ -482,13 +531,14 @@ def test_dockerfile_shape():
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if "hadolint ignore=" in line:
-            assert i > 0 and lines[i - 1].startswith("#") and "hadolint" not in lines[i - 1], \
+            assert i > 0 and lines[i - 1].startswith("#") and "hadolint" not in lines[i - 1], (
                 f"line {i + 1}: an ignored rule needs a justification comment above it"
-    instructions = [l for l in lines if l and not l.startswith("#") and not l.startswith(" ")]
-    froms = [l for l in instructions if l.startswith("FROM ")]
+            )
+    instructions = [ln for ln in lines if ln and not ln.startswith("#") and not ln.startswith(" ")]
+    froms = [ln for ln in instructions if ln.startswith("FROM ")]
     assert len(froms) >= 2 and " AS builder" in froms[0], "multi-stage, builder first"
     assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim", text, re.M)
-    users = [l.split()[1] for l in instructions if l.startswith("USER ")]
+    users = [ln.split()[1] for ln in instructions if ln.startswith("USER ")]
     assert users and re.fullmatch(r"[1-9]\d{3,}:[1-9]\d{3,}", users[-1]), "a numeric non-root user"
     runtime = text.split(froms[-1], 1)[1]
     assert "COPY --from=builder /opt/venv /opt/venv" in runtime
@@ -497,7 +547,15 @@ def test_dockerfile_shape():
         if line.startswith(("ENV ", "ARG ", "LABEL ")):
             assert not re.search(r"(SECRET|TOKEN|PASSWORD|KEY_ENCRYPTION|DATABASE_URL)", line, re.I), line
     assert json.loads(instructions[-1].removeprefix("CMD ")) == [
-        "python", "-m", "courseschool.authz", "serve", "--host", "0.0.0.0", "--port", "8001"]
+        "python",
+        "-m",
+        "courseschool.authz",
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8001",
+    ]
     # The build context is the repository root; the ignore file next to the Dockerfile
     # must let in everything the Dockerfile copies.
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text()
@@ -543,9 +601,17 @@ def _runtime_closure() -> tuple[set[str], list[str]]:
     packages>` pulls in, and those of them the lock does not pin."""
     lock = _lock()
     # The image's interpreter: python:3.11-slim, a recent 3.11 release.
-    env = {"python_version": "3.11", "python_full_version": "3.11.14", "sys_platform": "linux",
-           "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
-           "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
+    env = {
+        "python_version": "3.11",
+        "python_full_version": "3.11.14",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
     todo = list(LOCAL_PACKAGES)
     seen: set[str] = set()
     unpinned = []
@@ -614,6 +680,7 @@ def test_image_has_every_third_party_module_the_services_import():
 
 # -- Kubernetes -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, list[dict[str, Any]]]:
     """Every kustomization rendered by `kubectl kustomize` (kubectl ships kustomize)."""
@@ -622,8 +689,7 @@ def rendered() -> dict[str, list[dict[str, Any]]]:
         pytest.skip("kubectl is not installed: the overlays cannot be rendered (see test_k8s_base_files_validate)")
     out = {}
     for target in KUSTOMIZATIONS:
-        result = subprocess.run([kubectl, "kustomize", str(K8S / target)], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run([kubectl, "kustomize", str(K8S / target)], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, f"{target}: {result.stderr}"
         out[target] = _load_yaml_docs(result.stdout)
     return out
@@ -656,8 +722,16 @@ def test_k8s_rendered_manifests_validate(rendered, target):
     for doc in docs:
         _validate(doc)
     kinds = sorted({d["kind"] for d in docs})
-    assert {"ConfigMap", "Deployment", "Service", "Ingress", "Job", "HorizontalPodAutoscaler",
-            "PodDisruptionBudget", "NetworkPolicy"} <= set(kinds)
+    assert {
+        "ConfigMap",
+        "Deployment",
+        "Service",
+        "Ingress",
+        "Job",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+    } <= set(kinds)
 
 
 def _by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -691,7 +765,15 @@ def test_k8s_workloads_are_probed_limited_and_hardened(rendered, target):
         package, port = SERVICES[name]
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
         assert container["command"] == [
-            "python", "-m", f"courseschool.{package}", "serve", "--host", "0.0.0.0", "--port", str(port)]
+            "python",
+            "-m",
+            f"courseschool.{package}",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+        ]
         assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
         assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
         assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
@@ -702,8 +784,11 @@ def test_k8s_workloads_are_probed_limited_and_hardened(rendered, target):
 def test_k8s_each_deployment_has_service_hpa_and_pdb(rendered, target):
     docs = rendered[target]
     deployments = _by_kind(docs, "Deployment")
-    services, hpas, pdbs = _by_kind(docs, "Service"), _by_kind(docs, "HorizontalPodAutoscaler"), \
-        _by_kind(docs, "PodDisruptionBudget")
+    services, hpas, pdbs = (
+        _by_kind(docs, "Service"),
+        _by_kind(docs, "HorizontalPodAutoscaler"),
+        _by_kind(docs, "PodDisruptionBudget"),
+    )
     for name, deployment in deployments.items():
         pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
         selector = deployment["spec"]["selector"]["matchLabels"]
@@ -733,8 +818,9 @@ def test_k8s_config_secrets_and_internal_urls(rendered, target):
     assert data["BASE_URL"].split("://")[1] == host, "the issuer is the public origin"
     if target != "base":  # the base is a template without TLS; each overlay is complete
         assert data["BASE_URL"].startswith("https://" if ingress["spec"].get("tls") else "http://")
-    assert not any(SECRET_SETTING.fullmatch(k) or k in ("DATABASE_URL", "REDIS_URL") for k in data), \
+    assert not any(SECRET_SETTING.fullmatch(k) or k in ("DATABASE_URL", "REDIS_URL") for k in data), (
         "secrets (and URLs with credentials) belong in the Secret, not the ConfigMap"
+    )
     assert "PRIVATE KEY" not in yaml.safe_dump_all(docs)
     secrets = _by_kind(docs, "Secret")
     if target == "overlays/dev":
@@ -742,8 +828,14 @@ def test_k8s_config_secrets_and_internal_urls(rendered, target):
 
         (secret,) = secrets.values()
         values = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
-        assert set(values) == {"DATABASE_URL", "REDIS_URL", "KEY_ENCRYPTION_KEY", "INTERNAL_TOKEN",
-                               "RS_CLIENT_SECRET", "ADMIN_TOKEN"}
+        assert set(values) == {
+            "DATABASE_URL",
+            "REDIS_URL",
+            "KEY_ENCRYPTION_KEY",
+            "INTERNAL_TOKEN",
+            "RS_CLIENT_SECRET",
+            "ADMIN_TOKEN",
+        }
         for key, value in values.items():
             assert _is_fake(value) or key == "REDIS_URL", f"{key}: dev secrets must be visibly fake placeholders"
     else:
@@ -807,15 +899,18 @@ def test_rendered_ingress_routes_exactly_the_public_paths(rendered, target, serv
 def test_network_policies_admit_only_the_namespace_and_the_ingress_controller(rendered, target):
     docs = rendered[target]
     policies = list(_by_kind(docs, "NetworkPolicy").values())
-    assert any(p["spec"]["podSelector"] == {} and p["spec"]["policyTypes"] == ["Ingress"]
-               and not p["spec"].get("ingress") for p in policies), "a default deny of ingress"
+    assert any(
+        p["spec"]["podSelector"] == {} and p["spec"]["policyTypes"] == ["Ingress"] and not p["spec"].get("ingress")
+        for p in policies
+    ), "a default deny of ingress"
     for name, deployment in _by_kind(docs, "Deployment").items():
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         peers = []
         for policy in policies:
             selector = policy["spec"]["podSelector"]
             applies = all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items()) and all(
-                labels.get(e["key"]) in e["values"] for e in selector.get("matchExpressions", []))
+                labels.get(e["key"]) in e["values"] for e in selector.get("matchExpressions", [])
+            )
             if not applies:
                 continue
             for rule in policy["spec"].get("ingress", []):
@@ -828,6 +923,7 @@ def test_network_policies_admit_only_the_namespace_and_the_ingress_controller(re
 
 
 # -- compose ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
@@ -847,8 +943,9 @@ def test_compose_validates_against_the_compose_specification(compose):
     # And the same through check-jsonschema's own command, as a developer would run it.
     cli = find_tool("check-jsonschema")
     if cli:
-        result = subprocess.run([cli, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [cli, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)], capture_output=True, text=True, timeout=60
+        )
         assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -868,12 +965,20 @@ def test_compose_wiring(compose, service_routes):
         assert "migrate" in services[name]["depends_on"]
     assert services["migrate"]["restart"] == "no"
     published = {name: s["ports"] for name, s in services.items() if "ports" in s}
-    assert published == {"gateway": ["8000:8000"]}, "only the gateway is reachable from the host"
+    assert published == {"gateway": ["${GATEWAY_BIND:-127.0.0.1}:8000:8000"]}, "only the gateway, on loopback"
     assert "./nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in services["gateway"]["volumes"]
     for name, (package, port) in SERVICES.items():
         service = services[name]
         assert service["command"] == [
-            "python", "-m", f"courseschool.{package}", "serve", "--host", "0.0.0.0", "--port", str(port)]
+            "python",
+            "-m",
+            f"courseschool.{package}",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+        ]
         assert f"http://127.0.0.1:{port}/readyz" in " ".join(service["healthcheck"]["test"])
         assert service["user"] == "10001:10001" and service["read_only"] is True
         env = service["environment"]
@@ -901,10 +1006,10 @@ def test_compose_secrets_are_placeholders(compose):
     assert found >= 6
 
 
-def test_compose_and_job_run_the_same_migration(compose):
+def test_compose_and_job_run_the_one_migration_command(compose):
     (job,) = _load_yaml_docs((K8S / "base" / "migrate-job.yaml").read_text())
     (container,) = job["spec"]["template"]["spec"]["containers"]
-    assert migration_script_of(compose["services"]["migrate"]["command"]) == migration_script_of(container["command"])
+    assert compose["services"]["migrate"]["command"] == container["command"] == MIGRATION_COMMAND
 
 
 def _run(coro: Any) -> Any:
@@ -923,7 +1028,9 @@ def _create_database(admin_url: str, name: str, drop: bool = False) -> None:
     async def run() -> None:
         conn = await asyncpg.connect(admin_url)
         try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' if drop else f'CREATE DATABASE "{name}"')
+            await conn.execute(
+                f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' if drop else f'CREATE DATABASE "{name}"'
+            )
         finally:
             await conn.close()
 
@@ -931,26 +1038,30 @@ def _create_database(admin_url: str, name: str, drop: bool = False) -> None:
 
 
 def test_migration_command_migrates_every_service_and_registers_the_rs_client(compose, postgres_admin_url):
-    """The compose `migrate` command (the same text as the Job's), run as the image
-    would run it, twice, against a fresh database on a real PostgreSQL."""
+    """The compose `migrate` command (the Job's too), run as the image would run it,
+    twice, against a fresh database on a real PostgreSQL."""
     import asyncpg
 
     from courseschool.common.db import migration_files
-    from courseschool.platform.app import MIGRATIONS
+    from courseschool.platform.migrate import MIGRATIONS
 
     from ..infra import fresh_database_name, with_database
 
-    script = migration_script_of(compose["services"]["migrate"]["command"])
+    command = compose_migration_command()
     name = fresh_database_name()
     _create_database(postgres_admin_url, name)
     url = with_database(postgres_admin_url, name)
     try:
-        env = {**os.environ, "DATABASE_URL": url, "LOG_FORMAT": "json", "RS_CLIENT_ID": "resource-api",
-               "RS_CLIENT_SECRET": "change-me-rs-client-secret"}
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "LOG_FORMAT": "json",
+            "RS_CLIENT_ID": "resource-api",
+            "RS_CLIENT_SECRET": "a-real-rs-client-secret-for-this-test",
+        }
         outputs = []
         for _ in range(2):
-            result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                                    timeout=120, cwd="/")
+            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, cwd="/")
             assert result.returncode == 0, result.stderr
             outputs.append(result.stdout)
         assert "authz: applied" in outputs[0] and "resource_api: applied" in outputs[0]
@@ -961,7 +1072,8 @@ def test_migration_command_migrates_every_service_and_registers_the_rs_client(co
             try:
                 rows = await conn.fetch("SELECT service, version FROM schema_migrations")
                 client = await conn.fetchrow(
-                    "SELECT token_endpoint_auth_method, secret_hash FROM authz_clients WHERE client_id = 'resource-api'")
+                    "SELECT token_endpoint_auth_method, secret_hash FROM authz_clients WHERE client_id = 'resource-api'"
+                )
             finally:
                 await conn.close()
             applied = {(r["service"], r["version"]) for r in rows}

@@ -10,19 +10,20 @@ from the product except through HTTP.
 from __future__ import annotations
 
 import contextlib
-
 import os
 import queue
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -35,8 +36,20 @@ STOP_TIMEOUT = 15.0
 
 # Settings the platform reads from the environment; the test decides every one of them.
 _PLATFORM_ENV = (
-    "DATABASE_URL", "REDIS_URL", "BASE_URL", "DEMO_EMAIL", "DEMO_PASSWORD", "KEY_ENCRYPTION_KEY",
-    "DATA_DIR", "LOG_FORMAT", "LOG_LEVEL", "INTERNAL_TOKEN", "HOST", "PORT",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "BASE_URL",
+    "DEMO_EMAIL",
+    "DEMO_PASSWORD",
+    "KEY_ENCRYPTION_KEY",
+    "DATA_DIR",
+    "LOG_FORMAT",
+    "LOG_LEVEL",
+    "INTERNAL_TOKEN",
+    "HOST",
+    "PORT",
+    "FORWARDED_ALLOW_IPS",
+    "DEV",
 )
 
 
@@ -54,6 +67,7 @@ class Platform:
     process: subprocess.Popen[bytes]
     log_path: Path
     address: str = ""  # where it listens, when that differs from the public origin
+    internal_token: str = ""  # its INTERNAL_TOKEN (/internal/*, /metrics)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -76,7 +90,9 @@ def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGINT) -> None:
 
 
 @pytest.fixture(scope="session")
-def platform(database_url: str, redis_url: str, kek: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+def platform(
+    database_url: str, redis_url: str, kek: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Platform]:
     with running_platform(database_url, redis_url, kek, tmp_path_factory.mktemp("platform-data")) as running:
         yield running
 
@@ -94,26 +110,47 @@ def platform_b(
 
 @contextlib.contextmanager
 def running_platform(
-    database_url: str, redis_url: str, kek: str, data_dir: Path, *, base_url: str | None = None
+    database_url: str,
+    redis_url: str,
+    kek: str,
+    data_dir: Path,
+    *,
+    base_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Platform]:
+    """`extra_env` adds or replaces settings (a rate limit a test counts against, say)."""
     port = free_port()
+    internal_token = secrets.token_urlsafe(32)
     address = f"http://127.0.0.1:{port}"
     base_url = base_url or address
     log_path = data_dir / "platform.log"
     env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
     env.update(
-        DATABASE_URL=database_url, REDIS_URL=redis_url, DEMO_EMAIL=DEMO_EMAIL, DEMO_PASSWORD=DEMO_PASSWORD,
-        DATA_DIR=str(data_dir), LOG_FORMAT="json", PYTHONUNBUFFERED="1",
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        DEMO_EMAIL=DEMO_EMAIL,
+        DEMO_PASSWORD=DEMO_PASSWORD,
+        DATA_DIR=str(data_dir),
+        LOG_FORMAT="json",
+        PYTHONUNBUFFERED="1",
         KEY_ENCRYPTION_KEY=kek,  # the same key as the in-process apps: they share the database
         BASE_URL=base_url,
         # Every test process calls from 127.0.0.1: generous limits (the limits have tests of their own).
-        RATE_REGISTER_PER_IP="10000/60", RATE_TOKEN_PER_IP="10000/60", RATE_TOKEN_PER_CLIENT="10000/60",
+        RATE_REGISTER_PER_IP="10000/60",
+        RATE_TOKEN_PER_IP="10000/60",
+        RATE_TOKEN_PER_CLIENT="10000/60",
         RATE_LOGIN_PER_IP="10000/60",
+        RATE_AUTHORIZE_PER_IP="10000/60",
+        INTERNAL_TOKEN=internal_token,
     )
+    env.update(extra_env or {})
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
     try:
         deadline = time.monotonic() + READY_TIMEOUT
@@ -133,8 +170,13 @@ def running_platform(
                 pytest.fail(f"the platform was not ready after {READY_TIMEOUT:.0f} s ({last}):\n{_tail(log_path)}")
             time.sleep(0.2)
         yield Platform(
-            base_url=base_url, email=DEMO_EMAIL, password=DEMO_PASSWORD, process=process, log_path=log_path,
+            base_url=base_url,
+            email=DEMO_EMAIL,
+            password=DEMO_PASSWORD,
+            process=process,
+            log_path=log_path,
             address=address,
+            internal_token=internal_token,
         )
         # A crash during the tests must not pass unnoticed.
         assert process.poll() is None, f"the platform died during the tests:\n{_tail(log_path)}"
@@ -142,10 +184,39 @@ def running_platform(
         _stop(process)
 
 
+def admin_cli(database_url: str, redis_url: str, kek: str, *args: str) -> str:
+    """Run the authorization server's admin CLI as an operator would; its output."""
+    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek)
+    done = subprocess.run(
+        [sys.executable, "-m", "courseschool.authz", "admin", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def create_person(database_url: str, redis_url: str, kek: str, *, name: str, role: str) -> tuple[str, str]:
+    """A new person of the demo school, made with the admin CLI: their email and password."""
+    email = f"{role}-{secrets.token_hex(4)}@example.test"
+    password = secrets.token_urlsafe(18)
+    admin_cli(
+        database_url,
+        redis_url,
+        kek,
+        *("users", "create", "--school", "demo", "--email", email, "--name", name, "--role", role),
+        *("--password", password),
+    )
+    return email, password
+
+
 # -- the loopback callback server (RFC 8252 §7.3), as a CLI runs it -------------------------
 
 CLOSE_PAGE = (
-    b"<!doctype html><html><head><meta charset=\"utf-8\"><title>Signed in</title></head>"
+    b'<!doctype html><html><head><meta charset="utf-8"><title>Signed in</title></head>'
     b"<body><p>You can close this window.</p></body></html>"
 )
 
@@ -174,7 +245,7 @@ class CallbackServer:
 
 def _handler_for(server: CallbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             parts = urlsplit(self.path)
             if parts.path != server.path:
                 self.send_error(404)
@@ -189,7 +260,7 @@ def _handler_for(server: CallbackServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(CLOSE_PAGE)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     return Handler
@@ -208,3 +279,31 @@ def callback_server() -> Iterator[CallbackServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+# -- headless Chromium, Debian's package, for the browser tests ------------------------------
+
+# Debian's build, not a Playwright download: the tests use the browser the machine has.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()

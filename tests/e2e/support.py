@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import secrets
 from typing import Any
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 from joserfc import jwt
@@ -25,6 +26,25 @@ def strip_query(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
+def authorization_request(
+    meta: dict[str, Any], reg: dict[str, Any], redirect_uri: str, *, scope: str = SCOPE
+) -> dict[str, str]:
+    """A PKCE authorization request for a browser to open: its URL, the verifier, and its parameters."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    params = {
+        "response_type": "code",
+        "client_id": reg["client_id"],
+        "redirect_uri": redirect_uri,
+        "scope": scope,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": secrets.token_urlsafe(12),
+        "nonce": secrets.token_urlsafe(12),
+    }
+    return {"url": meta["authorization_endpoint"] + "?" + urlencode(params), "verifier": verifier, **params}
+
+
 async def discover(http: httpx.AsyncClient, base_url: str) -> dict[str, Any]:
     response = await http.get(f"{base_url}/.well-known/oauth-authorization-server")
     assert response.status_code == 200, response.text
@@ -38,7 +58,10 @@ async def discover(http: httpx.AsyncClient, base_url: str) -> dict[str, Any]:
 
 async def register(http: httpx.AsyncClient, meta: dict[str, Any], redirect_uri: str, **extra: Any) -> dict[str, Any]:
     body = {
-        "client_name": "E2E Test CLI", "redirect_uris": [redirect_uri], "token_endpoint_auth_method": "none", **extra,
+        "client_name": "E2E Test CLI",
+        "redirect_uris": [redirect_uri],
+        "token_endpoint_auth_method": "none",
+        **extra,
     }
     response = await http.post(meta["registration_endpoint"], json=body)
     assert response.status_code == 201, response.text
@@ -49,13 +72,34 @@ async def register(http: httpx.AsyncClient, meta: dict[str, Any], redirect_uri: 
     return reg
 
 
+async def exchange_code(
+    http: httpx.AsyncClient, meta: dict[str, Any], reg: dict[str, Any], request: dict[str, str], code: str
+) -> httpx.Response:
+    """The public client's code exchange for the `request` of `authorization_request`."""
+    return await http.post(
+        meta["token_endpoint"],
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": request["redirect_uri"],
+            "client_id": reg["client_id"],
+            "code_verifier": request["verifier"],
+        },
+    )
+
+
 def at_hash(access_token: str) -> str:
     digest = hashlib.sha256(access_token.encode("ascii")).digest()
     return base64.urlsafe_b64encode(digest[: len(digest) // 2]).rstrip(b"=").decode()
 
 
 async def verify_id_token(
-    http: httpx.AsyncClient, meta: dict[str, Any], id_token: str, *, client_id: str, nonce: str | None,
+    http: httpx.AsyncClient,
+    meta: dict[str, Any],
+    id_token: str,
+    *,
+    client_id: str,
+    nonce: str | None,
     access_token: str,
 ) -> dict[str, Any]:
     """Verify signature and claims the way a relying party must (OIDC Core §3.1.3.7)."""
@@ -148,3 +192,41 @@ class Human:
         assert response.status_code == 200, response.text
         assert "You can close this window" in response.text
         return response
+
+
+async def owner_token(base_url: str, email: str, password: str, scope: str | None = None) -> str:
+    """An access token of the demo owner, by the whole code flow (registration, PKCE,
+    sign-in, consent, exchange); every scope the metadata lists unless `scope` says."""
+    callback = "http://127.0.0.1:9/callback"  # never called: the test reads the redirect itself
+    async with httpx.AsyncClient(timeout=10) as http:
+        reg = (await http.post(f"{base_url}/api/oauth/register", json={"redirect_uris": [callback]})).json()
+        if scope is None:
+            meta = (await http.get(f"{base_url}/.well-known/oauth-authorization-server")).json()
+            scope = " ".join(meta["scopes_supported"])
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        url = f"{base_url}/oauth/authorize?" + urlencode(
+            {
+                "response_type": "code",
+                "client_id": reg["client_id"],
+                "redirect_uri": callback,
+                "scope": scope,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            }
+        )
+        async with Human(base_url) as human:
+            code = query_of(await human.authorize(url, email=email, password=password))["code"]
+        tokens = (
+            await http.post(
+                f"{base_url}/api/oauth/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": code,
+                    "redirect_uri": callback,
+                    "client_id": reg["client_id"],
+                    "code_verifier": verifier,
+                },
+            )
+        ).json()
+    return tokens["access_token"]

@@ -70,8 +70,12 @@ async def test_public_client_discovery_registration_and_code_flow(
         assert "client_secret" not in reg
 
     async with AsyncOAuth2Client(
-        client_id=reg["client_id"], token_endpoint_auth_method="none", code_challenge_method="S256",
-        redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0,
+        client_id=reg["client_id"],
+        token_endpoint_auth_method="none",
+        code_challenge_method="S256",
+        redirect_uri=callback_server.url,
+        scope=SCOPE,
+        timeout=15.0,
     ) as oauth:
         query, verifier, nonce = await _authorize(oauth, platform, meta, callback_server)
         token = await oauth.fetch_token(meta["token_endpoint"], code=query["code"], code_verifier=verifier)
@@ -90,8 +94,12 @@ async def test_wrong_code_verifier_is_refused(platform: Platform, callback_serve
         meta = await discover(http, platform.base_url)
         reg = await register(http, meta, callback_server.url)
     async with AsyncOAuth2Client(
-        client_id=reg["client_id"], token_endpoint_auth_method="none", code_challenge_method="S256",
-        redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0,
+        client_id=reg["client_id"],
+        token_endpoint_auth_method="none",
+        code_challenge_method="S256",
+        redirect_uri=callback_server.url,
+        scope=SCOPE,
+        timeout=15.0,
     ) as oauth:
         query, _verifier, _nonce = await _authorize(oauth, platform, meta, callback_server)
         with pytest.raises(OAuthError) as refused:
@@ -99,14 +107,15 @@ async def test_wrong_code_verifier_is_refused(platform: Platform, callback_serve
         assert refused.value.error == "invalid_grant"
 
 
-async def test_confidential_client_with_client_secret_post(
-    platform: Platform, callback_server: CallbackServer
-) -> None:
+async def test_confidential_client_with_client_secret_post(platform: Platform, callback_server: CallbackServer) -> None:
     async with httpx.AsyncClient(timeout=15.0) as http:
         meta = await discover(http, platform.base_url)
         assert "client_secret_post" in meta["token_endpoint_auth_methods_supported"]
         reg = await register(
-            http, meta, callback_server.url, token_endpoint_auth_method="client_secret_post",
+            http,
+            meta,
+            callback_server.url,
+            token_endpoint_auth_method="client_secret_post",
             client_name="E2E Confidential",
         )
     assert reg["client_secret"]
@@ -118,13 +127,23 @@ async def test_confidential_client_with_client_secret_post(
         sent.append(request)
 
     async with AsyncOAuth2Client(
-        client_id=reg["client_id"], client_secret="not-the-secret", token_endpoint_auth_method="client_secret_post",
-        code_challenge_method="S256", redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0,
+        client_id=reg["client_id"],
+        client_secret="not-the-secret",
+        token_endpoint_auth_method="client_secret_post",
+        code_challenge_method="S256",
+        redirect_uri=callback_server.url,
+        scope=SCOPE,
+        timeout=15.0,
     ) as intruder:
         async with AsyncOAuth2Client(
-            client_id=reg["client_id"], client_secret=reg["client_secret"],
-            token_endpoint_auth_method="client_secret_post", code_challenge_method="S256",
-            redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0, event_hooks={"request": [record]},
+            client_id=reg["client_id"],
+            client_secret=reg["client_secret"],
+            token_endpoint_auth_method="client_secret_post",
+            code_challenge_method="S256",
+            redirect_uri=callback_server.url,
+            scope=SCOPE,
+            timeout=15.0,
+            event_hooks={"request": [record]},
         ) as oauth:
             query, verifier, nonce = await _authorize(oauth, platform, meta, callback_server)
 
@@ -152,22 +171,18 @@ async def test_refresh_token_grant_with_authlib(platform: Platform, callback_ser
         assert "refresh_token" in meta["grant_types_supported"]
         reg = await register(http, meta, callback_server.url)
     async with AsyncOAuth2Client(
-        client_id=reg["client_id"], token_endpoint_auth_method="none", code_challenge_method="S256",
-        redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0,
+        client_id=reg["client_id"],
+        token_endpoint_auth_method="none",
+        code_challenge_method="S256",
+        redirect_uri=callback_server.url,
+        scope=SCOPE,
+        timeout=15.0,
     ) as oauth:
         query, verifier, nonce = await _authorize(oauth, platform, meta, callback_server)
         token = await oauth.fetch_token(meta["token_endpoint"], code=query["code"], code_verifier=verifier)
         sub = await _check_tokens(oauth, platform, meta, reg, token, nonce)
         old_access = token["access_token"]
-        try:
-            refreshed = await oauth.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
-        except OAuthError as exc:
-            if exc.error == "unsupported_grant_type":
-                # Known gap, reported: the grant is advertised in grant_types_supported and a
-                # refresh_token is issued, but the token endpoint has no handler for it
-                # (services/authz/.../service.py:226, GRANT_HANDLERS).
-                pytest.xfail(f"refresh_token grant not implemented by the token endpoint: {exc.description}")
-            raise
+        refreshed = await oauth.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
         assert refreshed["token_type"] == "Bearer"
         assert refreshed["access_token"] != old_access
         assert set(refreshed["scope"].split()) <= set(SCOPE.split())

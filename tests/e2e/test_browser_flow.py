@@ -4,44 +4,20 @@ authorization response delivered to a loopback callback server, as for a CLI."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import re
-import secrets
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import httpx
 import pytest
 
 from .conftest import CallbackServer, Platform
-from .support import SCOPE, discover, register, verify_id_token
+from .support import SCOPE, authorization_request, discover, exchange_code, register, verify_id_token
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 CLIENT_NAME = "E2E Browser CLI"
 TIMEOUT_MS = 15_000
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 @pytest.fixture
@@ -62,17 +38,6 @@ async def client_setup(platform: Platform, callback_server: CallbackServer) -> t
     return meta, reg
 
 
-def authorization_request(meta: dict[str, Any], reg: dict[str, Any], redirect_uri: str) -> dict[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    params = {
-        "response_type": "code", "client_id": reg["client_id"], "redirect_uri": redirect_uri, "scope": SCOPE,
-        "code_challenge": challenge, "code_challenge_method": "S256", "state": secrets.token_urlsafe(12),
-        "nonce": secrets.token_urlsafe(12),
-    }
-    return {"url": meta["authorization_endpoint"] + "?" + urlencode(params), "verifier": verifier, **params}
-
-
 async def sign_in(page: Any, platform: Platform) -> None:
     from playwright.async_api import expect
 
@@ -86,10 +51,19 @@ async def sign_in(page: Any, platform: Platform) -> None:
 async def expect_consent(page: Any) -> None:
     from playwright.async_api import expect
 
-    await expect(page.locator("h1 .client")).to_have_text(CLIENT_NAME)
+    # A self-registered client's name is its own claim (security review finding 7).
+    await expect(page.locator(".claimed .client")).to_have_text(CLIENT_NAME)
+    await expect(page.get_by_text("not verified by your school")).to_be_visible()
     await expect(page.get_by_text("an app on this computer")).to_be_visible()
-    await expect(page.get_by_text("See your email address")).to_be_visible()
-    await expect(page.get_by_text("Read access to courses")).to_be_visible()
+    allowed_before = page.locator("details.group summary", has_text="Allowed before")
+    if await allowed_before.count():  # a second approval: what was allowed is folded apart
+        await allowed_before.click()
+    await expect(page.get_by_text("Your identity: see")).to_be_visible()
+    await expect(page.get_by_text("Courses: see")).to_be_visible()
+    details = page.get_by_text("See courses, including drafts and prices")
+    await expect(details).to_be_hidden()  # folded: one line per area
+    await page.get_by_text("Courses: see").click()  # opens what exactly, without any script
+    await expect(details).to_be_visible()
     await expect(page.get_by_role("button", name="Allow")).to_be_visible()
     await expect(page.get_by_role("button", name="Deny")).to_be_visible()
 
@@ -108,20 +82,18 @@ async def redeem(
     platform: Platform, meta: dict[str, Any], reg: dict[str, Any], request: dict[str, str], code: str
 ) -> dict[str, Any]:
     async with httpx.AsyncClient(timeout=15.0) as http:
-        response = await http.post(
-            meta["token_endpoint"],
-            data={
-                "grant_type": "authorization_code", "code": code, "redirect_uri": request["redirect_uri"],
-                "client_id": reg["client_id"], "code_verifier": request["verifier"],
-            },
-        )
+        response = await exchange_code(http, meta, reg, request, code)
         assert response.status_code == 200, response.text
         assert "no-store" in response.headers.get("cache-control", "")
         token = response.json()
         assert token["token_type"] == "Bearer"
         assert token["scope"] == SCOPE
         await verify_id_token(
-            http, meta, token["id_token"], client_id=reg["client_id"], nonce=request["nonce"],
+            http,
+            meta,
+            token["id_token"],
+            client_id=reg["client_id"],
+            nonce=request["nonce"],
             access_token=token["access_token"],
         )
         info = await http.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {token['access_token']}"})
@@ -132,7 +104,10 @@ async def redeem(
 
 
 async def test_browser_signs_in_consents_and_cli_gets_tokens(
-    platform: Platform, callback_server: CallbackServer, client_setup: tuple[dict, dict], context: Any,
+    platform: Platform,
+    callback_server: CallbackServer,
+    client_setup: tuple[dict, dict],
+    context: Any,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     meta, reg = client_setup
@@ -156,7 +131,10 @@ async def test_browser_signs_in_consents_and_cli_gets_tokens(
 
 
 async def test_second_authorization_in_same_browser_goes_straight_to_consent(
-    platform: Platform, callback_server: CallbackServer, client_setup: tuple[dict, dict], context: Any,
+    platform: Platform,
+    callback_server: CallbackServer,
+    client_setup: tuple[dict, dict],
+    context: Any,
     browser: Any,
 ) -> None:
     meta, reg = client_setup

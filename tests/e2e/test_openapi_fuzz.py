@@ -5,27 +5,21 @@ own (its own database, so the generated writes and deletes touch nothing else): 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import os
 import re
-import secrets
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from urllib.parse import urlencode
 
 import asyncpg
-import httpx
 import pytest
 
 from ..infra import fresh_database_name, with_database
 from .conftest import Platform, running_platform
-from .support import Human, query_of
+from .support import owner_token
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
-CALLBACK = "http://127.0.0.1:9/callback"
 
 
 @pytest.fixture(scope="module")
@@ -34,44 +28,43 @@ async def fuzz_platform(postgres_admin_url, redis_url, kek, tmp_path_factory) ->
     admin = await asyncpg.connect(postgres_admin_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        with running_platform(with_database(postgres_admin_url, name), redis_url, kek,
-                              tmp_path_factory.mktemp("fuzz-platform")) as running:
+        with running_platform(
+            with_database(postgres_admin_url, name), redis_url, kek, tmp_path_factory.mktemp("fuzz-platform")
+        ) as running:
             yield running
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
 
 
-async def _owner_token(platform: Platform) -> str:
-    base = platform.base_url
-    async with httpx.AsyncClient(timeout=10) as http:
-        reg = (await http.post(f"{base}/api/oauth/register", json={"redirect_uris": [CALLBACK]})).json()
-        scopes = (await http.get(f"{base}/.well-known/oauth-authorization-server")).json()["scopes_supported"]
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        url = f"{base}/oauth/authorize?" + urlencode({
-            "response_type": "code", "client_id": reg["client_id"], "redirect_uri": CALLBACK,
-            "scope": " ".join(scopes), "code_challenge": challenge, "code_challenge_method": "S256",
-        })
-        async with Human(base) as human:
-            code = query_of(await human.authorize(url, email=platform.email, password=platform.password))["code"]
-        tokens = (await http.post(f"{base}/api/oauth/token", data={
-            "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK, "client_id": reg["client_id"],
-            "code_verifier": verifier,
-        })).json()
-    return tokens["access_token"]
-
-
-async def test_fuzzing_the_openapi_document_finds_no_5xx_and_no_contradiction(fuzz_platform: Platform, tmp_path: Path) -> None:
-    token = await _owner_token(fuzz_platform)
+async def test_fuzzing_the_openapi_document_finds_no_5xx_and_no_contradiction(
+    fuzz_platform: Platform, tmp_path: Path
+) -> None:
+    token = await owner_token(fuzz_platform.base_url, fuzz_platform.email, fuzz_platform.password)
     command = [
-        str(Path(sys.executable).with_name("st")), "run", f"{fuzz_platform.base_url}/openapi.json",
-        "--checks", CHECKS, "--max-examples", "5", "--generation-deterministic", "--request-timeout", "10",
-        "--header", f"Authorization: Bearer {token}", "--exclude-path", "/api/oauth/revoke",
+        str(Path(sys.executable).with_name("st")),
+        "run",
+        f"{fuzz_platform.base_url}/openapi.json",
+        "--checks",
+        CHECKS,
+        "--max-examples",
+        "5",
+        "--generation-deterministic",
+        "--request-timeout",
+        "10",
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--exclude-path",
+        "/api/oauth/revoke",
     ]
     result = await asyncio.to_thread(
-        subprocess.run, command, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "NO_COLOR": "1"}, cwd=tmp_path,
+        subprocess.run,
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1"},
+        cwd=tmp_path,
     )
     failures = result.stdout.split("FAILURES")[-1].split("SUMMARY")[0]
     report = failures[:6000] + result.stdout[-1500:] + result.stderr[-1000:]

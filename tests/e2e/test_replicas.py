@@ -22,34 +22,59 @@ def _pkce() -> tuple[str, str]:
     return verifier, challenge
 
 
-async def _tokens_across(a: Platform, b: Platform, callback: CallbackServer, http: httpx.AsyncClient) -> tuple[dict, dict]:
+async def _tokens_across(
+    a: Platform, b: Platform, callback: CallbackServer, http: httpx.AsyncClient
+) -> tuple[dict, dict]:
     """Register and authorize at replica A, redeem the code at replica B."""
-    reg = (await http.post(f"{a.base_url}/api/oauth/register", json={
-        "client_name": "Replica test", "redirect_uris": [callback.url],
-    })).json()
+    reg = (
+        await http.post(
+            f"{a.base_url}/api/oauth/register",
+            json={
+                "client_name": "Replica test",
+                "redirect_uris": [callback.url],
+            },
+        )
+    ).json()
     verifier, challenge = _pkce()
     state = secrets.token_urlsafe(8)
-    url = f"{a.base_url}/oauth/authorize?" + urlencode({
-        "response_type": "code", "client_id": reg["client_id"], "redirect_uri": callback.url,
-        "scope": "openid email courses:read", "code_challenge": challenge, "code_challenge_method": "S256",
-        "state": state,
-    })
+    url = f"{a.base_url}/oauth/authorize?" + urlencode(
+        {
+            "response_type": "code",
+            "client_id": reg["client_id"],
+            "redirect_uri": callback.url,
+            "scope": "openid email courses:read",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": state,
+        }
+    )
     async with Human(a.base_url) as human:
         location = await human.authorize(url, email=a.email, password=a.password)
     query = query_of(location)
     assert query["state"] == state and query["iss"] == a.base_url
-    response = await http.post(f"{b.address}/api/oauth/token", data={
-        "grant_type": "authorization_code", "code": query["code"], "redirect_uri": callback.url,
-        "client_id": reg["client_id"], "code_verifier": verifier,
-    })
+    response = await http.post(
+        f"{b.address}/api/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": query["code"],
+            "redirect_uri": callback.url,
+            "client_id": reg["client_id"],
+            "code_verifier": verifier,
+        },
+    )
     assert response.status_code == 200, response.text
     return reg, response.json()
 
 
 async def _refresh(http: httpx.AsyncClient, at: str, reg: dict, token: str) -> httpx.Response:
-    return await http.post(f"{at}/api/oauth/token", data={
-        "grant_type": "refresh_token", "refresh_token": token, "client_id": reg["client_id"],
-    })
+    return await http.post(
+        f"{at}/api/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": token,
+            "client_id": reg["client_id"],
+        },
+    )
 
 
 async def _userinfo(http: httpx.AsyncClient, at: str, access_token: str) -> int:
@@ -86,10 +111,16 @@ async def test_revocation_racing_refreshes_across_replicas_leaves_nothing_alive(
     async with httpx.AsyncClient(timeout=15) as http:
         for _ in range(3):
             reg, tokens = await _tokens_across(platform, platform_b, callback_server, http)
-            refreshes = [_refresh(http, t, reg, tokens["refresh_token"]) for t in [platform.base_url, platform_b.address] * 3]
-            revoke = http.post(f"{platform_b.address}/api/oauth/revoke", data={
-                "token": tokens["refresh_token"], "client_id": reg["client_id"],
-            })
+            refreshes = [
+                _refresh(http, t, reg, tokens["refresh_token"]) for t in [platform.base_url, platform_b.address] * 3
+            ]
+            revoke = http.post(
+                f"{platform_b.address}/api/oauth/revoke",
+                data={
+                    "token": tokens["refresh_token"],
+                    "client_id": reg["client_id"],
+                },
+            )
             results = await asyncio.gather(*refreshes[:3], revoke, *refreshes[3:])
             assert all(r.status_code < 500 for r in results)
             assert results[3].status_code == 200

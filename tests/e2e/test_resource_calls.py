@@ -27,17 +27,27 @@ async def test_client_journey_from_resource_metadata_to_revocation(
         prm = (await http.get(f"{base}/.well-known/oauth-protected-resource")).json()
         assert prm["resource"] == base and prm["authorization_servers"] == [base]
         meta = (await http.get(f"{prm['authorization_servers'][0]}/.well-known/oauth-authorization-server")).json()
-        reg = (await http.post(meta["registration_endpoint"], json={
-            "client_name": "Journey CLI", "redirect_uris": [callback_server.url],
-        })).json()
+        reg = (
+            await http.post(
+                meta["registration_endpoint"],
+                json={
+                    "client_name": "Journey CLI",
+                    "redirect_uris": [callback_server.url],
+                },
+            )
+        ).json()
 
         # 2. The public catalogue needs no token.
         catalogue = (await http.get(f"{base}/api/v1/courses?school=demo")).json()
         assert catalogue["items"] and all(c["published"] for c in catalogue["items"])
 
     async with AsyncOAuth2Client(
-        client_id=reg["client_id"], token_endpoint_auth_method="none", code_challenge_method="S256",
-        redirect_uri=callback_server.url, scope=SCOPE, timeout=15.0,
+        client_id=reg["client_id"],
+        token_endpoint_auth_method="none",
+        code_challenge_method="S256",
+        redirect_uri=callback_server.url,
+        scope=SCOPE,
+        timeout=15.0,
     ) as oauth:
         verifier = generate_token(64)
         url, _ = oauth.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier, resource=base)
@@ -63,10 +73,16 @@ async def test_client_journey_from_resource_metadata_to_revocation(
         fresh = await oauth.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
         assert (await oauth.get(f"{base}/api/v1/courses")).status_code == 200
         async with httpx.AsyncClient(timeout=15.0) as http:
-            revoked = await http.post(meta["revocation_endpoint"], data={
-                "token": fresh["refresh_token"], "client_id": reg["client_id"],
-            })
+            revoked = await http.post(
+                meta["revocation_endpoint"],
+                data={
+                    "token": fresh["refresh_token"],
+                    "client_id": reg["client_id"],
+                },
+            )
             assert revoked.status_code == 200
             await asyncio.sleep(0.2)
-            after = await http.get(f"{base}/api/v1/courses", headers={"Authorization": f"Bearer {fresh['access_token']}"})
+            after = await http.get(
+                f"{base}/api/v1/courses", headers={"Authorization": f"Bearer {fresh['access_token']}"}
+            )
             assert after.status_code == 401 and after.json()["error"] == "invalid_token"

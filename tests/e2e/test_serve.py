@@ -25,7 +25,9 @@ CALLBACK = "http://127.0.0.1:9/callback"
 
 
 @contextlib.contextmanager
-def serving(package: str, env: dict[str, str], log_path: Path, *, probe: str = "/readyz") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serving(
+    package: str, env: dict[str, str], log_path: Path, *, probe: str = "/readyz"
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`python -m courseschool.<package> serve` on a free port, until `probe` answers 200;
     stopped with SIGTERM, as Kubernetes stops it."""
     port = free_port()
@@ -33,7 +35,9 @@ def serving(package: str, env: dict[str, str], log_path: Path, *, probe: str = "
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", f"courseschool.{package}", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env={**env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT,
+            env={**env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
     try:
@@ -51,18 +55,27 @@ def serving(package: str, env: dict[str, str], log_path: Path, *, probe: str = "
 
 
 @contextlib.contextmanager
-def authz_serve(database_url: str, redis_url: str, kek: str, log_path: Path, **extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def authz_serve(
+    database_url: str, redis_url: str, kek: str, log_path: Path, **extra: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RATE_")}
-    env.update(DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek,
-               INTERNAL_TOKEN=secrets.token_urlsafe(32), **extra)
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        KEY_ENCRYPTION_KEY=kek,
+        INTERNAL_TOKEN=secrets.token_urlsafe(32),
+        **extra,
+    )
     with serving("authz", env, log_path) as running:
         yield running
 
 
 def _register(base: str, forwarded_for: str) -> int:
     response = httpx.post(
-        f"{base}/api/oauth/register", json={"redirect_uris": [CALLBACK]},
-        headers={"X-Forwarded-For": forwarded_for}, timeout=10.0,
+        f"{base}/api/oauth/register",
+        json={"redirect_uris": [CALLBACK]},
+        headers={"X-Forwarded-For": forwarded_for},
+        timeout=10.0,
     )
     assert response.status_code in (201, 429), response.text
     return response.status_code
@@ -75,7 +88,11 @@ def _test_net_address() -> str:
 
 def test_trusted_proxy_header_sets_the_address_the_limits_count(database_url, redis_url, kek, tmp_path) -> None:
     with authz_serve(
-        database_url, redis_url, kek, tmp_path / "authz.log", FORWARDED_ALLOW_IPS="127.0.0.1",
+        database_url,
+        redis_url,
+        kek,
+        tmp_path / "authz.log",
+        FORWARDED_ALLOW_IPS="127.0.0.1",
         RATE_REGISTER_PER_IP="2/600",
     ) as (base, process):
         first = f"203.0.113.{secrets.randbelow(254) + 1}"
@@ -100,7 +117,11 @@ def test_untrusted_peer_cannot_choose_its_address_with_a_header(database_url, re
     # The loopback peer is not a trusted proxy here: every request counts against 127.0.0.1
     # whatever X-Forwarded-For says, so fresh forged addresses do not reset the budget.
     with authz_serve(
-        database_url, redis_url, kek, tmp_path / "authz.log", FORWARDED_ALLOW_IPS="192.0.2.1",
+        database_url,
+        redis_url,
+        kek,
+        tmp_path / "authz.log",
+        FORWARDED_ALLOW_IPS="192.0.2.1",
         RATE_REGISTER_PER_IP="2/600",
     ) as (base, _):
         statuses = [_register(base, _test_net_address()) for _ in range(3)]
@@ -113,7 +134,11 @@ def test_a_service_with_tables_refuses_to_start_without_a_database(package, redi
     env.update(REDIS_URL=redis_url)
     done = subprocess.run(
         [sys.executable, "-m", f"courseschool.{package}", "serve", "--port", str(free_port())],
-        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and "DATABASE_URL: required" in done.stderr, done.stderr
 

@@ -7,17 +7,20 @@ the redirect address into CALLBACK_URL) is played here by `Human`: the blocks be
 it run in one bash, which leaves its variables in a file (`declare -p`); the person
 approves; the blocks after it run in a second bash that sources those variables.
 The reader's redirect URI is replaced by the test's loopback callback server, the
-way the document allows (`REDIRECT_URI` set beforehand wins).
+way the document allows (`REDIRECT_URI` set beforehand wins); its DPoP step makes proofs
+with the test's own Python, which has joserfc (`DPOP_PYTHON`, as the document allows).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +60,13 @@ def split_document(doc: str) -> tuple[list[str], list[str]]:
 
 
 def run_blocks(
-    blocks: list[str], *, first: int, workdir: Path, preamble: str, names: list[str], env: dict[str, str],
+    blocks: list[str],
+    *,
+    first: int,
+    workdir: Path,
+    preamble: str,
+    names: list[str],
+    env: dict[str, str],
     dump: Path | None = None,
 ) -> Run:
     """Run `blocks` in one bash; after each, record the named variables as JSON."""
@@ -78,12 +87,17 @@ def run_blocks(
     script = workdir / f"blocks-{first}.sh"
     script.write_text("\n".join(lines) + "\n")
     done = subprocess.run(
-        ["bash", "--noprofile", "--norc", str(script)], cwd=workdir, env=env, capture_output=True, text=True,
-        timeout=BLOCK_TIMEOUT, stdin=subprocess.DEVNULL,
+        ["bash", "--noprofile", "--norc", str(script)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+        stdin=subprocess.DEVNULL,
     )
     stdout: dict[int, str] = {}
     parts = re.split(r"\n@@walkthrough block (\d+)@@\n", done.stdout)
-    for number, text in zip(parts[1::2], parts[2::2]):
+    for number, text in zip(parts[1::2], parts[2::2], strict=False):
         stdout[int(number)] = text
     variables = {}
     for number in stdout:
@@ -107,8 +121,11 @@ async def test_the_walkthrough_runs_as_written(
     assert any('REDIRECT_URI="${REDIRECT_URI:-' in block for block in before)
     names = sorted({n for block in before + after for n in ASSIGNED.findall(block)} | {"CALLBACK_URL"})
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
         "REDIRECT_URI": callback_server.url,
+        "DPOP_PYTHON": sys.executable,
     }
 
     # -- the blocks up to the person's step ---------------------------------------------
@@ -173,7 +190,8 @@ async def test_the_walkthrough_runs_as_written(
     assert re.search(
         r'^www-authenticate: Bearer error="insufficient_scope".*scope="orders:read".*'
         rf'resource_metadata="{re.escape(base)}/.well-known/oauth-protected-resource"',
-        out[api], re.M | re.I,
+        out[api],
+        re.M | re.I,
     ), out[api]
 
     refresh = first_block(r"grant_type=refresh_token")
@@ -182,6 +200,20 @@ async def test_the_walkthrough_runs_as_written(
     assert renewed["ACCESS_TOKEN"] != tokens["ACCESS_TOKEN"]
     assert "refreshed; granted: openid profile email courses:read" in out[refresh]
 
+    # The optional DPoP step: the grant switches to DPoP at a refresh with a proof.
+    bind = first_block(r"^DPOP_ACCESS_TOKEN=")
+    assert "token_type: DPoP" in out[bind], out[bind]
+    assert seen[bind]["REFRESH_TOKEN"] != renewed["REFRESH_TOKEN"]
+    payload = seen[bind]["DPOP_ACCESS_TOKEN"].split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", claims["cnf"]["jkt"])
+    use = first_block(r"Authorization: DPoP")
+    assert re.search(r"^with DPoP: \d+ courses$", out[use], re.M), out[use]
+    assert f'"email":"{platform.email}"' in out[use], out[use]
+    assert re.search(r"^HTTP/\S+ 401", out[use], re.M), out[use]
+    assert re.search(r'^www-authenticate: Bearer error="invalid_token".*DPoP algs=', out[use], re.M | re.I)
+    assert "refresh without a proof: HTTP 400" in out[use], out[use]
+
     revoke = first_block(r"REVOCATION_ENDPOINT")
     assert "revocation: HTTP 200" in out[revoke], out[revoke]
     assert "after revocation: HTTP 401" in out[revoke], out[revoke]
@@ -189,7 +221,12 @@ async def test_the_walkthrough_runs_as_written(
 
     # What the document promised holds outside it too: the grant is gone.
     async with httpx.AsyncClient(timeout=15.0) as http:
-        reused = await http.post(f"{base}/api/oauth/token", data={
-            "grant_type": "refresh_token", "refresh_token": renewed["REFRESH_TOKEN"], "client_id": state["CLIENT_ID"],
-        })
+        reused = await http.post(
+            f"{base}/api/oauth/token",
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": renewed["REFRESH_TOKEN"],
+                "client_id": state["CLIENT_ID"],
+            },
+        )
     assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"

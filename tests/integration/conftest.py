@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import asyncpg
-import pytest
 import httpx
+import pytest
 from litestar import Litestar
 
-from courseschool.authz.protocol.clock import FrozenClock
+from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.web.app import create_app
 from courseschool.common.asgi import AppLifespan
+from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
+from ..tls import HttpsServer, https_server
+from .cimd import cimd_settings
 from .flow import BASE_URL, Flow
 
 
@@ -28,8 +31,13 @@ def clock() -> FrozenClock:
 @pytest.fixture
 def authz_settings(database_url: str, redis_url: str, kek: str) -> AuthzSettings:
     return load_settings(
-        AuthzSettings, environ={}, base_url=BASE_URL, database_url=database_url, redis_url=redis_url,
-        key_encryption_key=kek, internal_token="internal-test-token",
+        AuthzSettings,
+        environ={},
+        base_url=BASE_URL,
+        database_url=database_url,
+        redis_url=redis_url,
+        key_encryption_key=kek,
+        internal_token="internal-test-token",
     )
 
 
@@ -59,3 +67,45 @@ async def client(
 @pytest.fixture
 async def flow(client: AppClient, clean_db: asyncpg.Pool, redis_client: object) -> Flow:
     return Flow(client, clean_db, redis_client)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[HttpsServer, Path]]:
+    """A local HTTPS server and its CA, standing in for the web (Client ID Metadata Documents)."""
+    with https_server(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+async def cimd_flow(
+    authz_settings: AuthzSettings, site: tuple[HttpsServer, Path], clean_db: asyncpg.Pool, redis_client: object, clock
+) -> AsyncIterator[Flow]:
+    """The flow against an app that fetches metadata documents from `site`."""
+    _, ca = site
+    async with serve(create_app(cimd_settings(authz_settings, ca), clock=clock)) as client:
+        yield Flow(client, clean_db, redis_client)
+
+
+@pytest.fixture
+async def jwt_env(
+    authz_settings: AuthzSettings,
+    database_url: str,
+    redis_url: str,
+    clean_db: asyncpg.Pool,
+    redis_client: object,
+    clock: FrozenClock,
+) -> AsyncIterator[object]:
+    """The authorization server and the resource API (checking JWTs) side by side: an
+    `api_env.ApiEnv`. (Imported here, not at the top: `api_env` imports this module.)"""
+    from .api_env import api_env
+
+    async with api_env(
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
+    ) as running:
+        yield running

@@ -47,8 +47,12 @@ class Flow:
         school_id = school or await self.school()
         email = email or f"{role}-{uuid.uuid4().hex[:8]}@example.test"
         user = await self.users.create(
-            school_id=school_id, email=email, name=f"A {role.title()}", preferred_username=email.split("@")[0],
-            role=role, password_hash=hash_password(PASSWORD),
+            school_id=school_id,
+            email=email,
+            name=f"A {role.title()}",
+            preferred_username=email.split("@")[0],
+            role=role,
+            password_hash=hash_password(PASSWORD),
         )
         return {"id": user.id, "email": email, "password": PASSWORD, "school_id": school_id}
 
@@ -58,11 +62,24 @@ class Flow:
         assert response.status_code == 201, response.text
         return response.json()
 
+    async def integration(self, name: str = "Resource server", **options: Any) -> dict[str, Any]:
+        """A confidential client an administrator made (the admin use case), shaped like a
+        registration response."""
+        from courseschool.authz.endpoints.admin import AdminService
+
+        admin = AdminService(self.client.app.state.authz)  # type: ignore[attr-defined]
+        made = await admin.create_integration(name=name, redirect_uris=[REDIRECT_URI], **options)
+        return {**made, "token_endpoint_auth_method": "client_secret_post"}
+
     def authorize_params(self, reg: dict[str, Any], challenge: str, **extra: str) -> dict[str, str]:
         params = {
-            "response_type": "code", "client_id": reg["client_id"], "redirect_uri": reg["redirect_uris"][0],
-            "scope": "openid profile email courses:read", "code_challenge": challenge,
-            "code_challenge_method": "S256", "state": secrets.token_urlsafe(8),
+            "response_type": "code",
+            "client_id": reg["client_id"],
+            "redirect_uri": reg["redirect_uris"][0],
+            "scope": "openid profile email courses:read",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": secrets.token_urlsafe(8),
         }
         params.update(extra)
         return params
@@ -110,14 +127,20 @@ class Flow:
 
     async def exchange(self, reg: dict[str, Any], code: str, verifier: str, /, **extra: str) -> httpx.Response:
         form = {
-            "grant_type": "authorization_code", "code": code, "redirect_uri": reg["redirect_uris"][0],
-            "client_id": reg["client_id"], "code_verifier": verifier, **extra,
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": reg["redirect_uris"][0],
+            "client_id": reg["client_id"],
+            "code_verifier": verifier,
+            **extra,
         }
         if "client_secret" in reg and "client_secret" not in extra:
             form["client_secret"] = reg["client_secret"]
         return await self.token(**form)
 
-    async def tokens(self, reg: dict[str, Any] | None = None, user: dict[str, str] | None = None, **extra: str) -> dict[str, Any]:
+    async def tokens(
+        self, reg: dict[str, Any] | None = None, user: dict[str, str] | None = None, **extra: str
+    ) -> dict[str, Any]:
         reg = reg or await self.register()
         user = user or await self.user()
         callback, verifier, _ = await self.authorize(reg, user, **extra)

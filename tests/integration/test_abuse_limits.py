@@ -1,6 +1,6 @@
 """Abuse limits: 429 with Retry-After, per address and per client, progressive
-lockout of an account after failed sign-ins, and the limits keep holding (in memory)
-when Redis is gone."""
+lockout of an address at an account after failed sign-ins (the rest of the sign-in
+policy: test_security_05), and the limits keep holding (in memory) when Redis is gone."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 
+from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.web.app import create_app
 from courseschool.common.ratelimit import Lockout, RateLimiter, parse_rate
 
 from .conftest import serve
@@ -25,8 +25,13 @@ def _tight(base: AuthzSettings, **changes: object) -> AuthzSettings:
 @pytest.fixture
 async def tight_flow(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:
     settings = _tight(
-        authz_settings, rate_register_per_ip="3/3600", rate_token_per_client="4/60", rate_token_per_ip="50/60",
-        rate_login_per_ip="50/300", login_lockout_threshold=3, login_lockout_base=30,
+        authz_settings,
+        rate_register_per_ip="3/3600",
+        rate_token_per_client="4/60",
+        rate_token_per_ip="50/60",
+        rate_login_per_ip="50/300",
+        login_lockout_threshold=3,
+        login_lockout_base=30,
     )
     async with serve(create_app(settings, clock=clock)) as client:
         yield Flow(client, clean_db, redis_client)
@@ -45,15 +50,21 @@ async def test_registration_is_limited_per_address(tight_flow: Flow) -> None:
 async def test_token_requests_are_limited_per_client(tight_flow: Flow) -> None:
     reg = await tight_flow.register()
     statuses = [
-        (await tight_flow.token(grant_type="refresh_token", refresh_token="guess", client_id=reg["client_id"])).status_code
+        (
+            await tight_flow.token(grant_type="refresh_token", refresh_token="guess", client_id=reg["client_id"])
+        ).status_code
         for _ in range(6)
     ]
     assert statuses == [400, 400, 400, 400, 429, 429]
     other = await tight_flow.register()
-    assert (await tight_flow.token(grant_type="refresh_token", refresh_token="x", client_id=other["client_id"])).status_code == 400
+    assert (
+        await tight_flow.token(grant_type="refresh_token", refresh_token="x", client_id=other["client_id"])
+    ).status_code == 400
 
 
-async def test_failed_sign_ins_lock_the_account_progressively(tight_flow: Flow, redis_client) -> None:
+async def test_failed_sign_ins_lock_the_address_out_of_the_account_progressively(
+    tight_flow: Flow, redis_client
+) -> None:
     reg = await tight_flow.register()
     user = await tight_flow.user()
     _, challenge = pkce_pair()
@@ -151,7 +162,9 @@ async def test_several_limits_count_in_order_and_stop_at_the_first_exceeded(redi
         await client.aclose()
 
 
-async def test_malformed_token_requests_count_against_the_address(authz_settings, clean_db, redis_client, clock) -> None:
+async def test_malformed_token_requests_count_against_the_address(
+    authz_settings, clean_db, redis_client, clock
+) -> None:
     settings = _tight(authz_settings, rate_token_per_ip="3/60")
     async with serve(create_app(settings, clock=clock)) as client:
         repeated = "grant_type=refresh_token&grant_type=refresh_token&client_id=x"

@@ -13,8 +13,9 @@ import msgspec
 import pytest
 import structlog
 
+from courseschool.authz.app import create_app
+from courseschool.authz.endpoints.maintenance import remove_unused_clients
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.web.app import create_app
 
 from .api_env import ApiEnv, api_env
 from .conftest import AppClient, serve
@@ -61,12 +62,14 @@ async def test_school_and_user_created_by_the_admin_can_sign_in(admin_flow: Flow
     assert school["slug"] == "north-academy"
     duplicate = await client.post("/internal/admin/schools", json={"slug": "north-academy", "name": "x"}, headers=ADMIN)
     assert duplicate.status_code == 409
-    user = await _post(client, "/users", {"school": "north-academy", "email": "Teacher@North.test", "name": "T",
-                                           "role": "lecturer"})
+    user = await _post(
+        client, "/users", {"school": "north-academy", "email": "Teacher@North.test", "name": "T", "role": "lecturer"}
+    )
     assert len(user["password"]) >= 16 and user["role"] == "lecturer"
     reg = await admin_flow.register()
-    tokens = await admin_flow.tokens(reg, {"email": "teacher@north.test", "password": user["password"]},
-                                     scope="openid courses:write school:write")
+    tokens = await admin_flow.tokens(
+        reg, {"email": "teacher@north.test", "password": user["password"]}, scope="openid courses:write school:write"
+    )
     assert tokens["scope"] == "openid courses:write"  # a lecturer's cap
     listed = await _get(client, "/users?school=north-academy")
     assert [u["email"] for u in listed] == ["Teacher@North.test"]
@@ -100,12 +103,21 @@ async def test_role_change_and_password_reset(admin_flow: Flow) -> None:
 
 
 async def test_integration_with_https_callback_completes_a_flow_and_remembers_consent(admin_flow: Flow) -> None:
-    integration = await _post(admin_flow.client, "/integrations", {
-        "name": "Partner CRM", "redirect_uris": [HTTPS_CALLBACK], "scope": "openid courses:read",
-    })
+    integration = await _post(
+        admin_flow.client,
+        "/integrations",
+        {
+            "name": "Partner CRM",
+            "redirect_uris": [HTTPS_CALLBACK],
+            "scope": "openid courses:read",
+        },
+    )
     assert integration["is_integration"] is True and integration["client_secret"]
-    reg = {"client_id": integration["client_id"], "client_secret": integration["client_secret"],
-           "redirect_uris": [HTTPS_CALLBACK]}
+    reg = {
+        "client_id": integration["client_id"],
+        "client_secret": integration["client_secret"],
+        "redirect_uris": [HTTPS_CALLBACK],
+    }
     user = await admin_flow.user()
     callback, verifier, _ = await admin_flow.authorize(reg, user, scope="openid courses:read courses:write")
     assert callback["iss"] == BASE_URL
@@ -147,10 +159,16 @@ async def test_clients_listed_shown_disabled_and_deleted(admin_flow: Flow) -> No
     assert [c["client_id"] for c in listed] == [reg["client_id"]] and listed[0]["live_grants"] == 1
     disabled = await _post(admin_flow.client, f"/clients/{reg['client_id']}/disable")
     assert disabled["disabled"] is True and disabled["grants_ended"] == 1
-    assert (await admin_flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})).status_code == 401
+    assert (
+        await admin_flow.client.get(
+            "/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+        )
+    ).status_code == 401
     deleted = await admin_flow.client.delete(f"/internal/admin/clients/{reg['client_id']}", headers=ADMIN)
     assert deleted.status_code == 200 and await admin_flow.count("authz_clients") == 0
-    assert (await admin_flow.client.get(f"/internal/admin/clients/{reg['client_id']}", headers=ADMIN)).status_code == 404
+    assert (
+        await admin_flow.client.get(f"/internal/admin/clients/{reg['client_id']}", headers=ADMIN)
+    ).status_code == 404
 
 
 async def test_grants_listed_and_revoked(admin_flow: Flow) -> None:
@@ -161,8 +179,9 @@ async def test_grants_listed_and_revoked(admin_flow: Flow) -> None:
     await _post(admin_flow.client, f"/grants/{grants[0]['id']}/revoke")
     assert await _get(admin_flow.client, f"/grants?user={user['email']}") == []
     assert len(await _get(admin_flow.client, f"/grants?user={user['email']}&all=true")) == 1
-    refused = await admin_flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"],
-                                     client_id=grants[0]["client_id"])
+    refused = await admin_flow.token(
+        grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=grants[0]["client_id"]
+    )
     assert refused.status_code == 400
 
 
@@ -183,7 +202,7 @@ async def test_unused_registered_clients_are_pruned(admin_flow: Flow, clock) -> 
     integration = await _post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
     clock.advance(7 * 86400 + 60)
     await admin_flow.pool.execute("UPDATE authz_clients SET created_at = created_at - interval '8 days'")
-    removed = await admin_flow.client.app.state.holder["service"].remove_unused_clients()
+    removed = await remove_unused_clients(admin_flow.client.app.state.authz)
     assert removed == [unused["client_id"]]
     remaining = {c["client_id"] for c in await _get(admin_flow.client, "/clients")}
     assert remaining == {used["client_id"], integration["client_id"]}
@@ -192,8 +211,9 @@ async def test_unused_registered_clients_are_pruned(admin_flow: Flow, clock) -> 
 async def test_admin_actions_are_audited_without_secrets(admin_flow: Flow) -> None:
     with structlog.testing.capture_logs() as events:
         await _post(admin_flow.client, "/schools", {"slug": "audit", "name": "Audit"})
-        user = await _post(admin_flow.client, "/users", {"school": "audit", "email": "a@audit.test", "name": "A",
-                                                         "role": "student"})
+        user = await _post(
+            admin_flow.client, "/users", {"school": "audit", "email": "a@audit.test", "name": "A", "role": "student"}
+        )
         integration = await _post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
         await _post(admin_flow.client, f"/users/{user['id']}/disable")
     audited = [e for e in events if e.get("audit")]
@@ -207,8 +227,13 @@ async def test_disabled_users_tokens_stop_working_at_the_api(
     authz_settings, database_url, redis_url, clean_db, redis_client, clock
 ) -> None:
     async with api_env(
-        authz_settings=_with_admin(authz_settings), database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode="jwt",
+        authz_settings=_with_admin(authz_settings),
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
     ) as env:
         env: ApiEnv
         school = await env.school("acme")
@@ -227,7 +252,10 @@ async def test_disabled_users_tokens_stop_working_at_the_api(
 def _cli(database_url: str, redis_url: str, kek: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "KEY_ENCRYPTION_KEY": kek}
     return subprocess.run(
-        [sys.executable, "-m", "courseschool.authz", "admin", *args], env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "courseschool.authz", "admin", *args],
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=60,
     )
 
@@ -237,15 +265,19 @@ async def test_command_line_over_the_same_service(database_url, redis_url, kek, 
     made = await run("--json", "schools", "create", "--slug", "cli-school", "--name", "CLI School")
     assert made.returncode == 0, made.stderr
     assert msgspec.json.decode(made.stdout)["slug"] == "cli-school"
-    user = await run("--json", "users", "create", "--school", "cli-school", "--email", "c@cli.test", "--name", "C",
-                     "--role", "owner")
+    user = await run(
+        "--json", "users", "create", "--school", "cli-school", "--email", "c@cli.test", "--name", "C", "--role", "owner"
+    )
     assert user.returncode == 0 and len(msgspec.json.decode(user.stdout)["password"]) >= 16
     integration = msgspec.json.decode(
         (await run("--json", "integrations", "create", "--name", "Partner", "--redirect-uri", HTTPS_CALLBACK)).stdout
     )
     # the integration made on the command line completes a flow with its https callback
-    reg = {"client_id": integration["client_id"], "client_secret": integration["client_secret"],
-           "redirect_uris": [HTTPS_CALLBACK]}
+    reg = {
+        "client_id": integration["client_id"],
+        "client_secret": integration["client_secret"],
+        "redirect_uris": [HTTPS_CALLBACK],
+    }
     owner = {"email": "c@cli.test", "password": msgspec.json.decode(user.stdout)["password"]}
     callback, verifier, _ = await admin_flow.authorize(reg, owner)
     assert (await admin_flow.exchange(reg, callback["code"], verifier)).status_code == 200
@@ -256,8 +288,11 @@ async def test_command_line_over_the_same_service(database_url, redis_url, kek, 
     helped = await run("keys", "rotate", "--help")
     assert helped.returncode == 0 and "--immediate" in helped.stdout
     broken = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "courseschool.authz", "admin", "schools", "list"],
+        subprocess.run,
+        [sys.executable, "-m", "courseschool.authz", "admin", "schools", "list"],
         env={k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "KEY_ENCRYPTION_KEY")},
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert broken.returncode == 2 and "configuration error" in broken.stderr

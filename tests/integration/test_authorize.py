@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .flow import BASE_URL, REDIRECT_URI, Flow, pkce_pair, query_of
@@ -22,7 +24,10 @@ async def test_unknown_client_gets_an_error_page_not_a_redirect(flow: Flow) -> N
     assert response.status_code == 400
     assert "location" not in response.headers
     assert response.headers["content-type"].startswith("text/html")
-    assert "cannot continue" in response.text
+    assert "can&#39;t continue" in response.text or "can't continue" in response.text
+    # In plain words, with what to do next (#14: the app must register again), and the reason in small print.
+    assert "not registered with Course School" in response.text and "registers again" in response.text
+    assert "developer: the client is unknown or disabled" in response.text
 
 
 @pytest.mark.parametrize(
@@ -40,11 +45,14 @@ async def test_unregistered_redirect_uri_gets_an_error_page(flow: Flow, redirect
 async def test_loopback_redirect_uri_may_use_another_port(flow: Flow) -> None:
     reg = await flow.register()
     user = await flow.user()
-    callback, verifier, params = await flow.authorize(reg, user, redirect_uri="http://127.0.0.1:61000/callback")
+    callback, verifier, _params = await flow.authorize(reg, user, redirect_uri="http://127.0.0.1:61000/callback")
     assert "code" in callback
     response = await flow.token(
-        grant_type="authorization_code", code=callback["code"], redirect_uri="http://127.0.0.1:61000/callback",
-        client_id=reg["client_id"], code_verifier=verifier,
+        grant_type="authorization_code",
+        code=callback["code"],
+        redirect_uri="http://127.0.0.1:61000/callback",
+        client_id=reg["client_id"],
+        code_verifier=verifier,
     )
     assert response.status_code == 200, response.text
 
@@ -145,9 +153,10 @@ async def test_consent_page_names_client_destination_and_scopes(flow: Flow) -> N
     page, _ = await flow.page(interaction)
     assert "&lt;script&gt;alert(1)&lt;/script&gt; Agent" in page.text
     assert "<script>" not in page.text
-    assert "an app on this computer" in page.text
-    assert "Read access to courses" in page.text
-    assert "Read access to orders" in page.text
+    assert "an app on this computer (port 53682)" in page.text
+    assert "<strong>Courses</strong>: see" in page.text and "See courses, including drafts" in page.text
+    assert "<strong>Orders</strong>: see" in page.text and "personal data" in page.text
+    assert "new app" in page.text and "Registered on" in page.text
     assert "form-action 'self' http://127.0.0.1:53682" in page.headers["content-security-policy"]
 
 
@@ -236,3 +245,54 @@ async def test_disabled_user_cannot_log_in(flow: Flow) -> None:
     page, _ = await flow.page(interaction)
     assert 'name="password"' in page.text
     assert await flow.count("authz_login_sessions") == 0
+
+
+async def test_a_failed_sign_in_keeps_the_email_typed(flow: Flow) -> None:
+    reg = await flow.register()
+    user = await flow.user()
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge))
+    interaction = start.headers["location"]
+    await flow.login(interaction, user, password="not the right one")
+    page, _ = await flow.page(interaction)
+    assert "The email or password is not right." in page.text
+    assert f'value="{user["email"]}"' in page.text
+
+
+@pytest.mark.parametrize(("decision", "words"), [("approve", "You allowed"), ("deny", "You denied")])
+async def test_a_decision_page_says_the_outcome_before_handing_back(flow: Flow, decision: str, words: str) -> None:
+    reg = await flow.register()
+    user = await flow.user()
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge, decision_page="true"))
+    interaction = start.headers["location"]
+    await flow.login(interaction, user)
+    decided = await flow.consent(interaction, decision)
+    assert decided.status_code == 303 and decided.headers["location"] == f"{interaction}/done"
+    page = await flow.client.get(decided.headers["location"])
+    assert page.status_code == 200 and words in page.text and "Test CLI" in page.text
+    target = re.search(r'href="(http://127\.0\.0\.1:53682/callback\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
+    answer = query_of(target)
+    assert ("code" in answer) if decision == "approve" else (answer["error"] == "access_denied")
+    assert f'content="2;url={target.replace("&", "&amp;")}"' in page.text
+    again = await flow.client.get(decided.headers["location"])  # once only
+    assert again.status_code == 400
+
+
+async def test_a_decision_page_is_only_for_the_browser_that_decided(flow: Flow) -> None:
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge, decision_page="true"))
+    interaction = start.headers["location"]
+    await flow.login(interaction, await flow.user())
+    decided = await flow.consent(interaction)
+    flow.client.cookies.clear()
+    stranger = await flow.client.get(decided.headers["location"])
+    assert stranger.status_code == 400 and "code=" not in stranger.text
+
+
+async def test_decision_page_must_be_true_or_false(flow: Flow) -> None:
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    refused = await flow.start(flow.authorize_params(reg, challenge, decision_page="maybe"))
+    assert query_of(refused.headers["location"])["error"] == "invalid_request"

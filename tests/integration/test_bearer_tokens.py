@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 
-from courseschool.authz.service import AuthzService
+from courseschool.authz.components import Components
 from courseschool.common.jose import generate_signing_key, sign_jwt
 
 from .api_env import ApiEnv, api_env
@@ -23,14 +23,19 @@ METADATA = f'resource_metadata="{BASE_URL}/.well-known/oauth-protected-resource"
 @pytest.fixture(params=["jwt", "introspection"])
 async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode=request.param,
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode=request.param,
     ) as running:
         yield running
 
 
-def _authz(env: ApiEnv) -> AuthzService:
-    return env.flow.client.app.state.holder["service"]
+def _authz(env: ApiEnv) -> Components:
+    return env.flow.client.app.state.authz
 
 
 async def _claims(env: ApiEnv, token: str) -> dict:
@@ -61,7 +66,7 @@ async def test_expired_token_is_refused(env: ApiEnv, clock) -> None:
 async def test_clock_skew_within_the_leeway_is_tolerated(env: ApiEnv, clock) -> None:
     token = await env.token("courses:read")
     clock.advance(600 + 20)  # expired by 20 s at the resource server's clock
-    if env.rs_app.state.holder["service"].verifier.mode == "jwt":
+    if env.rs_app.state.resources.verifier.mode == "jwt":
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
 
 
@@ -84,7 +89,9 @@ async def test_revoked_grant_refuses_its_access_tokens(env: ApiEnv) -> None:
     reg = await env.flow.register()
     tokens = await env.flow.tokens(reg, user, scope="courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(tokens["access_token"]))).status_code == 200
-    await env.flow.client.post("/api/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": reg["client_id"]})
+    await env.flow.client.post(
+        "/api/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": reg["client_id"]}
+    )
     for _ in range(50):
         response = await env.api.get("/api/v1/courses", headers=env.bearer(tokens["access_token"]))
         if response.status_code == 401:
@@ -117,14 +124,15 @@ async def test_token_signed_by_a_stranger_is_refused(env: ApiEnv) -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [{"iss": "https://evil.example"}, {"aud": "https://other.example"}, {"school_id": None}],
+    "change",
+    [{"iss": "https://evil.example"}, {"aud": "https://other.example"}, {"school_id": None}],
     ids=["wrong-issuer", "wrong-audience", "no-school"],
 )
 async def test_well_signed_token_with_wrong_claims_is_refused(env: ApiEnv, change: dict) -> None:
     token = await env.token("courses:read")
     claims = {**await _claims(env, token), **change}
     claims = {k: v for k, v in claims.items() if v is not None}
-    forged = _authz(env).key_ring.sign_access_token(claims)  # the real key: only the claims are wrong
+    forged = _authz(env).keys.ring.sign_access_token(claims)  # the real key: only the claims are wrong
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(forged)))
 
 
@@ -149,8 +157,8 @@ async def test_new_signing_key_is_fetched_on_an_unknown_kid(env: ApiEnv) -> None
     first = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(first))).status_code == 200
     service = _authz(env)
-    await service.keys.rotate_now("ES256", immediate=True)
-    await service.maintain_keys()
+    await service.keys.store.rotate_now("ES256", immediate=True)
+    await service.keys.maintain()
     second = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(second))).status_code == 200
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(first))).status_code == 200
@@ -160,8 +168,13 @@ async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(
     authz_settings, database_url, redis_url, clean_db, redis_client, clock
 ) -> None:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode="introspection",
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="introspection",
     ) as env:
         token = await env.token("courses:read")
         clock.advance(500)  # 100 s of life left
@@ -177,10 +190,16 @@ async def test_without_redis_the_resource_server_asks_the_authorization_server(
     mode, authz_settings, database_url, redis_url, clean_db, redis_client, clock
 ) -> None:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode=mode, rs_redis_url="redis://127.0.0.1:1/0",
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode=mode,
+        rs_redis_url="redis://127.0.0.1:1/0",
     ) as env:
-        assert env.rs_app.state.holder["service"].verifier.feed.healthy is False
+        assert env.rs_app.state.resources.verifier.feed.healthy is False
         token = await env.token("courses:read")
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
         assert (await env.api.get("/api/v1/courses?school=acme")).status_code == 200  # anonymous unaffected
@@ -192,8 +211,14 @@ async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(
     authz_settings, database_url, redis_url, clean_db, redis_client, clock
 ) -> None:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode="jwt", jwks_refetch=3600,
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
+        jwks_refetch=3600,
     ) as env:
         token = await env.token("courses:read")
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
@@ -208,7 +233,7 @@ async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(
 
 
 async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv, redis_client) -> None:
-    feed = env.rs_app.state.holder["service"].verifier.feed
+    feed = env.rs_app.state.resources.verifier.feed
     token = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
     await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
@@ -228,7 +253,7 @@ def feed_principal(claims: dict):
 
 
 async def test_a_flushed_redis_does_not_make_revoked_tokens_good_again(env: ApiEnv, redis_client) -> None:
-    feed = env.rs_app.state.holder["service"].verifier.feed
+    feed = env.rs_app.state.resources.verifier.feed
     token = await env.token("courses:read")
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     await redis_client.flushdb()  # the revocation keys are gone from Redis...

@@ -3,54 +3,32 @@ metadata, fetched safely (a local HTTPS server with a test CA stands in for the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-
-import msgspec
 import pytest
+import structlog
 
-from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.web.app import create_app
+from courseschool.authz.app import create_app
 
-from ..tls import HttpsServer, Reply, https_server
+from ..tls import Reply
+from .cimd import LOOPBACK, cimd_settings, publish
 from .conftest import serve
 from .flow import BASE_URL, Flow, pkce_pair, query_of
-
-LOOPBACK = "http://127.0.0.1:53682/callback"
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[tuple[HttpsServer, Path]]:
-    with https_server(tmp_path) as running:
-        yield running
-
-
-def publish(server: HttpsServer, path: str, **overrides: object) -> str:
-    url = server.url(path)
-    doc = {"client_id": url, "client_name": "Agent Smith", "redirect_uris": [LOOPBACK], **overrides}
-    server.replies[path] = Reply(msgspec.json.encode(doc), headers={
-        "Content-Type": "application/json", "Cache-Control": "max-age=600",
-    })
-    return url
-
-
-def _settings(base: AuthzSettings, ca: Path, **changes: object) -> AuthzSettings:
-    values = {**msgspec.structs.asdict(base), "cimd_allow_private": True, "cimd_ca_bundle": str(ca),
-              "cimd_timeout": 1.0, **changes}
-    return AuthzSettings(**values)
-
-
-@pytest.fixture
-async def cimd_flow(authz_settings, site, clean_db, redis_client, clock) -> AsyncIterator[Flow]:
-    _, ca = site
-    async with serve(create_app(_settings(authz_settings, ca), clock=clock)) as client:
-        yield Flow(client, clean_db, redis_client)
 
 
 async def _start(flow: Flow, client_id: str, redirect_uri: str = LOOPBACK):
     verifier, challenge = pkce_pair()
     params = flow.authorize_params({"client_id": client_id, "redirect_uris": [redirect_uri]}, challenge)
     return await flow.start(params), verifier, params
+
+
+async def _refused(flow: Flow, client_id: str) -> str:
+    """Start a flow that must be refused with the error page; the logged reason (the
+    page says the same for every reason)."""
+    with structlog.testing.capture_logs() as events:
+        start, _, _ = await _start(flow, client_id)
+    assert start.status_code == 400 and "location" not in start.headers
+    assert "could not be fetched or used" in start.text
+    (detail,) = [e["detail"] for e in events if e["event"] == "request_refused"]
+    return detail
 
 
 async def test_document_client_completes_the_flow(cimd_flow: Flow, site) -> None:
@@ -62,12 +40,15 @@ async def test_document_client_completes_the_flow(cimd_flow: Flow, site) -> None
     interaction = start.headers["location"]
     await cimd_flow.login(interaction, user)
     page, _ = await cimd_flow.page(interaction)
-    assert "Agent Smith" in page.text and "Verified origin" in page.text and "localhost" in page.text
+    assert "Agent Smith" in page.text and "Verified domain" in page.text and "localhost" in page.text
     done = await cimd_flow.consent(interaction)
     callback = query_of(done.headers["location"])
     assert callback["iss"] == BASE_URL and callback["state"] == params["state"]
     tokens = await cimd_flow.token(
-        grant_type="authorization_code", code=callback["code"], redirect_uri=LOOPBACK, client_id=url,
+        grant_type="authorization_code",
+        code=callback["code"],
+        redirect_uri=LOOPBACK,
+        client_id=url,
         code_verifier=verifier,
     )
     assert tokens.status_code == 200, tokens.text
@@ -83,8 +64,9 @@ async def test_document_client_with_refresh_rotates_its_tokens(cimd_flow: Flow, 
     assert refreshed.status_code == 200 and refreshed.json()["refresh_token"] != tokens["refresh_token"]
 
 
-async def test_https_redirect_on_the_documents_own_host_is_accepted(cimd_flow: Flow, site) -> None:
+async def test_https_redirect_on_a_trusted_documents_own_host_is_accepted(cimd_flow: Flow, site) -> None:
     server, _ = site
+    await cimd_flow.client.app.state.authz.trusted_domains.add("localhost", created_by="test")
     same_host = f"https://localhost:{server.port}/done"
     url = publish(server, "/c.json", redirect_uris=[same_host], grant_types=["authorization_code", "refresh_token"])
     start, _, _ = await _start(cimd_flow, url, same_host)
@@ -95,8 +77,8 @@ async def test_https_redirect_on_the_documents_own_host_is_accepted(cimd_flow: F
     ("change", "reason"),
     [
         ({"client_id": "https://localhost/other.json"}, "client_id is not the URL"),
-        ({"redirect_uris": ["https://evil.example/cb"]}, "loopback or https on localhost"),
-        ({"redirect_uris": ["http://evil.example/cb"]}, "loopback or https on localhost"),
+        ({"redirect_uris": ["https://evil.example/cb"]}, "must be loopback"),
+        ({"redirect_uris": ["http://evil.example/cb"]}, "must be loopback"),
         ({"token_endpoint_auth_method": "private_key_jwt"}, "public"),
         ({"client_secret": "s3cret"}, "client secret"),
         ({"grant_types": ["client_credentials"]}, "grant_types"),
@@ -105,9 +87,7 @@ async def test_https_redirect_on_the_documents_own_host_is_accepted(cimd_flow: F
 async def test_unusable_documents_get_an_error_page(cimd_flow: Flow, site, change: dict, reason: str) -> None:
     server, _ = site
     url = publish(server, "/bad.json", **change)
-    start, _, _ = await _start(cimd_flow, url)
-    assert start.status_code == 400 and "location" not in start.headers
-    assert reason in start.text
+    assert reason in await _refused(cimd_flow, url)
     assert await cimd_flow.count("authz_clients") == 0
 
 
@@ -125,8 +105,7 @@ async def test_unusable_documents_get_an_error_page(cimd_flow: Flow, site, chang
 async def test_fetch_refusals(cimd_flow: Flow, site, reply: Reply, reason: str) -> None:
     server, _ = site
     server.replies["/doc.json"] = reply
-    start, _, _ = await _start(cimd_flow, server.url("/doc.json"))
-    assert start.status_code == 400 and reason in start.text
+    assert reason in await _refused(cimd_flow, server.url("/doc.json"))
 
 
 async def test_failures_are_cached_briefly(cimd_flow: Flow, site) -> None:
@@ -141,7 +120,12 @@ async def test_failures_are_cached_briefly(cimd_flow: Flow, site) -> None:
 
 @pytest.mark.parametrize(
     "client_id",
-    ["https://localhost/", "https://user@localhost/c.json", "https://localhost/a/../c.json", "https://localhost/c.json#x"],
+    [
+        "https://localhost/",
+        "https://user@localhost/c.json",
+        "https://localhost/a/../c.json",
+        "https://localhost/c.json#x",
+    ],
 )
 async def test_malformed_client_id_urls_are_refused_without_a_fetch(cimd_flow: Flow, site, client_id: str) -> None:
     server, _ = site
@@ -153,26 +137,41 @@ async def test_malformed_client_id_urls_are_refused_without_a_fetch(cimd_flow: F
 async def test_private_addresses_are_refused_outside_tests(authz_settings, site, clean_db, redis_client, clock) -> None:
     server, ca = site
     url = publish(server, "/client.json")
-    strict = _settings(authz_settings, ca, cimd_allow_private=False)
+    strict = cimd_settings(authz_settings, ca, cimd_allow_private=False)
     async with serve(create_app(strict, clock=clock)) as client:
-        flow = Flow(client, clean_db, redis_client)
-        start, _, _ = await _start(flow, url)
-    assert start.status_code == 400 and "not a public address" in start.text
+        assert "not a public address" in await _refused(Flow(client, clean_db, redis_client), url)
     assert server.hits == {}
 
 
 async def test_untrusted_certificate_is_refused(authz_settings, site, clean_db, redis_client, clock) -> None:
     server, ca = site
     url = publish(server, "/client.json")
-    untrusting = _settings(authz_settings, ca, cimd_ca_bundle=None)
+    untrusting = cimd_settings(authz_settings, ca, cimd_ca_bundle=None)
     async with serve(create_app(untrusting, clock=clock)) as client:
-        start, _, _ = await _start(Flow(client, clean_db, redis_client), url)
-    assert start.status_code == 400 and "could not be fetched" in start.text
+        assert "(ConnectError)" in await _refused(Flow(client, clean_db, redis_client), url)
 
 
 async def test_token_endpoint_refuses_an_unusable_document_client(cimd_flow: Flow, site) -> None:
     server, _ = site
     server.replies["/gone.json"] = Reply(b"{}", 404)
-    response = await cimd_flow.token(grant_type="authorization_code", code="x", redirect_uri=LOOPBACK,
-                                     client_id=server.url("/gone.json"), code_verifier="v" * 43)
+    response = await cimd_flow.token(
+        grant_type="authorization_code",
+        code="x",
+        redirect_uri=LOOPBACK,
+        client_id=server.url("/gone.json"),
+        code_verifier="v" * 43,
+    )
     assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+
+
+async def test_fetches_are_counted_by_result(cimd_flow: Flow, site) -> None:
+    from courseschool.common.metrics import METADATA_FETCHES
+
+    ok, failed = METADATA_FETCHES.labels("ok"), METADATA_FETCHES.labels("failed")
+    before = ok._value.get(), failed._value.get()
+    server, _ = site
+    start, _, _ = await _start(cimd_flow, publish(server, "/counted.json"))
+    assert start.status_code == 303
+    published = publish(server, "/counted-bad.json")
+    await _refused(cimd_flow, published.replace("/counted-bad.json", "/not-there.json"))  # 404: a failed fetch
+    assert (ok._value.get() - before[0], failed._value.get() - before[1]) == (1, 1)

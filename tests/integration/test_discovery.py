@@ -22,8 +22,13 @@ from .flow import BASE_URL
 
 @pytest.fixture
 async def platform(database_url, redis_url, kek, clean_db, redis_client) -> AsyncIterator[httpx.AsyncClient]:
-    shared = {"base_url": BASE_URL, "database_url": database_url, "redis_url": redis_url,
-              "key_encryption_key": kek, "internal_token": "internal-test-token"}
+    shared = {
+        "base_url": BASE_URL,
+        "database_url": database_url,
+        "redis_url": redis_url,
+        "key_encryption_key": kek,
+        "internal_token": "internal-test-token",
+    }
     router = build(shared)
     async with AppLifespan(router):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=router), base_url=BASE_URL) as client:
@@ -36,8 +41,16 @@ async def test_authorization_server_metadata_follows_rfc8414(platform: httpx.Asy
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     doc = response.json()
     assert doc["issuer"] == BASE_URL  # byte for byte, no trailing slash
-    for name in ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint",
-                 "revocation_endpoint", "introspection_endpoint", "userinfo_endpoint", "service_documentation"):
+    for name in (
+        "authorization_endpoint",
+        "token_endpoint",
+        "jwks_uri",
+        "registration_endpoint",
+        "revocation_endpoint",
+        "introspection_endpoint",
+        "userinfo_endpoint",
+        "service_documentation",
+    ):
         assert doc[name].startswith(BASE_URL + "/"), name
     assert doc["registration_endpoint"] == f"{BASE_URL}/api/oauth/register"
     assert doc["response_types_supported"] == ["code"]
@@ -54,8 +67,15 @@ async def test_authorization_server_metadata_follows_rfc8414(platform: httpx.Asy
 async def test_openid_configuration_agrees_and_has_oidc_members(platform: httpx.AsyncClient) -> None:
     oauth = (await platform.get("/.well-known/oauth-authorization-server")).json()
     oidc = (await platform.get("/.well-known/openid-configuration")).json()
-    for name in ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri", "response_types_supported",
-                 "subject_types_supported", "id_token_signing_alg_values_supported"):
+    for name in (
+        "issuer",
+        "authorization_endpoint",
+        "token_endpoint",
+        "jwks_uri",
+        "response_types_supported",
+        "subject_types_supported",
+        "id_token_signing_alg_values_supported",
+    ):
         assert name in oidc, name
     assert "RS256" in oidc["id_token_signing_alg_values_supported"]
     assert {k: v for k, v in oidc.items() if k in oauth} == oauth
@@ -100,9 +120,18 @@ async def test_documents_pass_through_request_ids_and_metrics(platform: httpx.As
     from prometheus_client import REGISTRY
 
     def served() -> float:
-        return REGISTRY.get_sample_value("http_requests_total", {
-            "service": "discovery", "route": "/.well-known/oauth-authorization-server", "method": "GET",
-            "status": "200"}) or 0.0
+        return (
+            REGISTRY.get_sample_value(
+                "http_requests_total",
+                {
+                    "service": "discovery",
+                    "route": "/.well-known/oauth-authorization-server",
+                    "method": "GET",
+                    "status": "200",
+                },
+            )
+            or 0.0
+        )
 
     before = served()
     response = await platform.get("/.well-known/oauth-authorization-server", headers={"X-Request-ID": "doc-42"})
@@ -120,14 +149,29 @@ async def test_openapi_is_valid_and_describes_every_public_route(platform: httpx
     assert doc["openapi"].startswith("3.1")
     flows = doc["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
     assert set(flows["scopes"]) == set(ALL_SCOPE_NAMES) and flows["tokenUrl"] == f"{BASE_URL}/api/oauth/token"
-    described = {(path, method.upper()) for path, item in doc["paths"].items() for method in item
-                 if method in ("get", "post", "patch", "delete", "put")}
+    described = {
+        (path, method.upper())
+        for path, item in doc["paths"].items()
+        for method in item
+        if method in ("get", "post", "patch", "delete", "put")
+    }
     served = set()
     for app in platform.router.apps:
         for route in app.routes:
             path = _template(route.path)
-            if path.startswith(("/internal", "/healthz", "/readyz", "/metrics", "/schema", "/oauth/interaction",
-                                "/oauth/assets", "/api/oauth/schema", "/api/v1/schema")):
+            if path.startswith(
+                (
+                    "/internal",
+                    "/healthz",
+                    "/readyz",
+                    "/metrics",
+                    "/schema",
+                    "/oauth/interaction",
+                    "/oauth/assets",
+                    "/api/oauth/schema",
+                    "/api/v1/schema",
+                )
+            ):
                 continue
             # Raw ASGI routes (send_document) answer GET and HEAD only; the test below checks it.
             methods = route.methods or {"GET"} if isinstance(route, ASGIRoute) else route.methods
@@ -160,17 +204,24 @@ class Switch(httpx.AsyncBaseTransport):
 async def test_last_good_copy_is_served_while_an_upstream_is_down(platform: httpx.AsyncClient, redis_url) -> None:
     authz_app = next(a for p, a in platform.router.routes if p == "/api/oauth/")
     resource_app = next(a for p, a in platform.router.routes if p == "/api/v1/")
-    switches = {"authz": Switch(httpx.ASGITransport(app=authz_app)), "resource": Switch(httpx.ASGITransport(app=resource_app))}
+    switches = {
+        "authz": Switch(httpx.ASGITransport(app=authz_app)),
+        "resource": Switch(httpx.ASGITransport(app=resource_app)),
+    }
 
     def discovery() -> httpx.AsyncClient:
-        settings = DiscoverySettings(base_url=BASE_URL, internal_token="internal-test-token", redis_url=redis_url,
-                                     metadata_cache_ttl=0)
+        settings = DiscoverySettings(
+            base_url=BASE_URL, internal_token="internal-test-token", redis_url=redis_url, metadata_cache_ttl=0
+        )
         upstreams = {k: httpx.AsyncClient(transport=t, base_url=f"http://{k}") for k, t in switches.items()}
         return create_discovery(settings, upstreams=upstreams)
 
     path = "/.well-known/oauth-authorization-server"
     first_app = discovery()
-    async with AppLifespan(first_app), httpx.AsyncClient(transport=httpx.ASGITransport(app=first_app), base_url=BASE_URL) as d:
+    async with (
+        AppLifespan(first_app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=first_app), base_url=BASE_URL) as d,
+    ):
         good = await d.get(path)
         assert good.status_code == 200
         assert (await d.get("/readyz")).status_code == 200  # every document fetched once
@@ -179,15 +230,56 @@ async def test_last_good_copy_is_served_while_an_upstream_is_down(platform: http
         assert stale.status_code == 200 and stale.content == good.content
         assert (await d.get("/healthz")).status_code == 200
     second_app = discovery()  # a fresh replica: nothing in memory, the copy comes from Redis
-    async with AppLifespan(second_app), httpx.AsyncClient(transport=httpx.ASGITransport(app=second_app), base_url=BASE_URL) as d:
+    async with (
+        AppLifespan(second_app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=second_app), base_url=BASE_URL) as d,
+    ):
         from_redis = await d.get(path)
         assert from_redis.status_code == 200 and from_redis.content == good.content
         assert (await d.get("/readyz")).status_code == 200
     switches["authz"].down = False
     third_settings = DiscoverySettings(base_url=BASE_URL, internal_token="internal-test-token", metadata_cache_ttl=0)
     switches["authz"].down = True
-    third = create_discovery(third_settings, upstreams={k: httpx.AsyncClient(transport=t, base_url=f"http://{k}") for k, t in switches.items()})
+    third = create_discovery(
+        third_settings,
+        upstreams={k: httpx.AsyncClient(transport=t, base_url=f"http://{k}") for k, t in switches.items()},
+    )
     async with AppLifespan(third), httpx.AsyncClient(transport=httpx.ASGITransport(app=third), base_url=BASE_URL) as d:
         none = await d.get(path)  # no copy anywhere: a clear 503
         assert none.status_code == 503 and none.json()["error"] == "temporarily_unavailable"
         assert (await d.get("/readyz")).status_code == 503
+
+
+GENERATED_DOCS = [
+    f"{prefix}{suffix}"
+    for prefix in ("/api/oauth/schema", "/api/v1/schema", "/schema")
+    for suffix in (
+        "",
+        "/",
+        "/openapi.json",
+        "/openapi.yaml",
+        "/openapi.yml",
+        "/swagger",
+        "/redoc",
+        "/elements",
+        "/rapidoc",
+        "/stoplight",
+        "/scalar",
+    )
+]
+
+
+@pytest.mark.parametrize("path", GENERATED_DOCS)
+async def test_no_service_serves_generated_api_documents(platform: httpx.AsyncClient, path: str) -> None:
+    """/openapi.json (discovery's merged document) is the one description; no page of ours
+    loads a documentation UI's scripts from another origin."""
+    response = await platform.get(path)
+    assert response.status_code == 404, f"{path} answered {response.status_code}"
+    assert "<script" not in response.text
+
+
+async def test_each_service_app_has_no_openapi_routes(platform: httpx.AsyncClient) -> None:
+    for app in platform.router.apps:
+        paths = {route.path for route in app.routes}
+        assert not [p for p in paths if "schema" in p], paths
+        assert app.openapi_config is None

@@ -17,6 +17,9 @@ async def test_code_flow_issues_tokens_and_userinfo(flow: Flow) -> None:
     info = await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {body['access_token']}"})
     assert info.status_code == 200, info.text
     assert info.json() == {
-        "sub": user["id"], "name": "A Owner", "preferred_username": user["email"].split("@")[0],
-        "email": user["email"], "email_verified": True,
+        "sub": user["id"],
+        "name": "A Owner",
+        "preferred_username": user["email"].split("@")[0],
+        "email": user["email"],
+        "email_verified": True,
     }

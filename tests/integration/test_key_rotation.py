@@ -3,9 +3,8 @@ key until its tokens expired, the same active key on every replica."""
 
 from __future__ import annotations
 
-
-from courseschool.authz.service import AuthzService
-from courseschool.authz.web.app import create_app
+from courseschool.authz.app import create_app
+from courseschool.authz.components import Components
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.jose import unverified_header
 
@@ -15,8 +14,8 @@ from .flow import Flow, Lifecycle
 DAY = 86400
 
 
-def _service(client: AppClient) -> AuthzService:
-    return client.app.state.holder["service"]
+def _service(client: AppClient) -> Components:
+    return client.app.state.authz
 
 
 async def _kids(flow: Flow) -> set[str]:
@@ -27,16 +26,16 @@ async def _fresh_keys(flow: Flow) -> None:
     """Start from one active key per algorithm, made now (other tests leave theirs)."""
     await flow.pool.execute("DELETE FROM authz_signing_keys")
     service = _service(flow.client)
-    service.ring = await service.keys.ensure_active()
+    await service.keys.maintain()
 
 
 async def test_next_key_is_published_before_it_signs(flow: Flow) -> None:
     await _fresh_keys(flow)
     service = _service(flow.client)
     before = await _kids(flow)
-    active = service.key_ring.active_kid("ES256")
-    assert await service.keys.rotate_now("ES256") == ["ES256:create_next"]
-    await service.maintain_keys()
+    active = service.keys.ring.active_kid("ES256")
+    assert await service.keys.store.rotate_now("ES256") == ["ES256:create_next"]
+    await service.keys.maintain()
     after = await _kids(flow)
     assert len(after - before) == 1
     tokens = await flow.tokens()
@@ -47,16 +46,16 @@ async def test_scheduled_rotation_switches_keys_and_old_tokens_keep_working(flow
     await _fresh_keys(flow)
     service = _service(flow.client)
     life = Lifecycle(flow)
-    old_kid = service.key_ring.active_kid("ES256")
+    old_kid = service.keys.ring.active_kid("ES256")
     reg = await flow.register()
     old_tokens = await flow.tokens(reg)
     clock.advance(30 * DAY - 3600)  # the successor is due for publication
-    await service.maintain_keys()
+    await service.keys.maintain()
     next_kids = await _kids(flow)
-    assert service.key_ring.active_kid("ES256") == old_kid
+    assert service.keys.ring.active_kid("ES256") == old_kid
     clock.advance(3600)  # published for the whole lead, and the active key is 30 days old
-    await service.maintain_keys()
-    new_kid = service.key_ring.active_kid("ES256")
+    await service.keys.maintain()
+    new_kid = service.keys.ring.active_kid("ES256")
     assert new_kid != old_kid and new_kid in next_kids
     assert old_kid in await _kids(flow)  # retired, still published
     clock.at -= 30 * DAY  # old tokens still within their lifetime: they verify against the retired key
@@ -65,18 +64,18 @@ async def test_scheduled_rotation_switches_keys_and_old_tokens_keep_working(flow
     new_tokens = await flow.tokens()
     assert unverified_header(new_tokens["access_token"])["kid"] == new_kid
     clock.advance(600 + 300 + 1)  # every token the retired key signed has expired
-    await service.maintain_keys()
+    await service.keys.maintain()
     assert old_kid not in await _kids(flow)
 
 
 async def test_immediate_rotation_signs_with_the_new_key_at_once(flow: Flow) -> None:
     await _fresh_keys(flow)
     service = _service(flow.client)
-    old_kid = service.key_ring.active_kid("RS256")
-    done = await service.keys.rotate_now("RS256", immediate=True)
+    old_kid = service.keys.ring.active_kid("RS256")
+    done = await service.keys.store.rotate_now("RS256", immediate=True)
     assert done == ["RS256:create_next", "RS256:promote_next"]
-    await service.maintain_keys()
-    new_kid = service.key_ring.active_kid("RS256")
+    await service.keys.maintain()
+    new_kid = service.keys.ring.active_kid("RS256")
     assert new_kid != old_kid
     tokens = await flow.tokens()
     assert unverified_header(tokens["id_token"])["kid"] == new_kid
@@ -88,12 +87,12 @@ async def test_every_replica_signs_with_the_same_key(flow: Flow, authz_settings,
     first = _service(flow.client)
     async with serve(create_app(authz_settings, clock=clock)) as other_client:
         second = _service(other_client)
-        assert first.key_ring.active_kid("ES256") == second.key_ring.active_kid("ES256")
-        await first.keys.rotate_now("ES256", immediate=True)
-        await first.maintain_keys()
-        assert first.key_ring.active_kid("ES256") != second.key_ring.active_kid("ES256")
-        await second.maintain_keys()  # its periodic reload
-        assert first.key_ring.active_kid("ES256") == second.key_ring.active_kid("ES256")
+        assert first.keys.ring.active_kid("ES256") == second.keys.ring.active_kid("ES256")
+        await first.keys.store.rotate_now("ES256", immediate=True)
+        await first.keys.maintain()
+        assert first.keys.ring.active_kid("ES256") != second.keys.ring.active_kid("ES256")
+        await second.keys.maintain()  # its periodic reload
+        assert first.keys.ring.active_kid("ES256") == second.keys.ring.active_kid("ES256")
 
 
 async def test_concurrent_start_ups_make_one_active_key_per_algorithm(flow: Flow, authz_settings, clock) -> None:
@@ -104,7 +103,7 @@ async def test_concurrent_start_ups_make_one_active_key_per_algorithm(flow: Flow
     lifespans = [AppLifespan(app) for app in apps]
     await asyncio.gather(*(lifespan.startup() for lifespan in lifespans))
     try:
-        kids = {app.state.holder["service"].key_ring.active_kid("ES256") for app in apps}
+        kids = {app.state.authz.keys.ring.active_kid("ES256") for app in apps}
         assert len(kids) == 1
         assert await flow.count("authz_signing_keys WHERE state = 'active'") == 2
     finally:

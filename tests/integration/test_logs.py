@@ -15,8 +15,15 @@ async def test_a_whole_flow_logs_no_secret(flow: Flow) -> None:
         tokens = (await flow.exchange(reg, callback["code"], verifier)).json()
         await flow.exchange(reg, callback["code"], verifier)  # reuse: logged as a security event
         await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
-    secrets = [reg["client_secret"], callback["code"], verifier, tokens["access_token"], tokens["refresh_token"],
-               tokens["id_token"], user["password"]]
+    secrets = [
+        reg["client_secret"],
+        callback["code"],
+        verifier,
+        tokens["access_token"],
+        tokens["refresh_token"],
+        tokens["id_token"],
+        user["password"],
+    ]
     names = {e["event"] for e in events}
     assert {"client_registered", "login_succeeded", "consent_given", "token_issued", "code_reused"} <= names
     for event in events:

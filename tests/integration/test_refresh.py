@@ -75,7 +75,8 @@ async def test_parallel_refreshes_leave_one_lineage(flow: Flow, life: Lifecycle)
         assert len({r.json()["refresh_token"] for r in results}) == 1
         live = await flow.pool.fetchval(
             "SELECT count(*) FROM authz_refresh_tokens rt JOIN authz_grants g ON g.id = rt.grant_id "
-            "WHERE g.client_id = $1 AND rt.consumed_at IS NULL AND g.revoked_at IS NULL", reg["client_id"],
+            "WHERE g.client_id = $1 AND rt.consumed_at IS NULL AND g.revoked_at IS NULL",
+            reg["client_id"],
         )
         assert live == 1
 
@@ -101,7 +102,9 @@ async def test_scope_may_narrow_but_not_widen(flow: Flow, life: Lifecycle) -> No
         ({"refresh_token": "unknown-token"}, 400, "invalid_grant"),
     ],
 )
-async def test_refused_refresh_rotates_nothing(flow: Flow, life: Lifecycle, extra: dict, status: int, error: str) -> None:
+async def test_refused_refresh_rotates_nothing(
+    flow: Flow, life: Lifecycle, extra: dict, status: int, error: str
+) -> None:
     reg, first = await _start(flow)
     token = extra.pop("refresh_token", first["refresh_token"])
     response = await life.refresh(reg, token, **extra)

@@ -24,7 +24,9 @@ async def test_public_client_registers_with_defaults(flow: Flow) -> None:
     assert isinstance(body["client_id_issued_at"], int)
     assert "client_secret" not in body
     assert response.headers["cache-control"] == "no-store"
-    row = await flow.pool.fetchrow("SELECT client_name, secret_hash FROM authz_clients WHERE client_id = $1", body["client_id"])
+    row = await flow.pool.fetchrow(
+        "SELECT client_name, secret_hash FROM authz_clients WHERE client_id = $1", body["client_id"]
+    )
     assert row["client_name"] == "My CLI" and row["secret_hash"] is None
 
 
@@ -55,8 +57,14 @@ async def test_client_cannot_choose_its_own_id_or_secret(flow: Flow) -> None:
         ({"redirect_uris": ["http://127.0.0.1/cb", "https://app.example.com/cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": []}, "invalid_redirect_uri"),
         ({}, "invalid_redirect_uri"),
-        ({"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"),
-        ({"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
+        (
+            {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "client_secret_basic"},
+            "invalid_client_metadata",
+        ),
+        (
+            {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "private_key_jwt"},
+            "invalid_client_metadata",
+        ),
         ({"redirect_uris": ["http://127.0.0.1/cb"], "grant_types": ["implicit"]}, "invalid_client_metadata"),
         ({"redirect_uris": ["http://127.0.0.1/cb"], "grant_types": ["client_credentials"]}, "invalid_client_metadata"),
         ({"redirect_uris": ["http://127.0.0.1/cb"], "response_types": ["token"]}, "invalid_client_metadata"),
@@ -77,7 +85,11 @@ async def test_refused_registration_stores_nothing(flow: Flow, metadata: dict, e
 
 @pytest.mark.parametrize(
     ("content", "content_type"),
-    [(b"not json", "application/json"), (b"[1, 2]", "application/json"), (b"redirect_uris=x", "application/x-www-form-urlencoded")],
+    [
+        (b"not json", "application/json"),
+        (b"[1, 2]", "application/json"),
+        (b"redirect_uris=x", "application/x-www-form-urlencoded"),
+    ],
 )
 async def test_body_that_is_not_a_json_object_is_refused(flow: Flow, content: bytes, content_type: str) -> None:
     response = await flow.client.post("/api/oauth/register", content=content, headers={"content-type": content_type})

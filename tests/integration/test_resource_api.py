@@ -28,12 +28,23 @@ def sample(spec: AreaSpec, n: int = 0, **overrides: Any) -> dict[str, Any]:
     when = "2026-05-01T10:00:00Z"
     docs: dict[str, dict[str, Any]] = {
         "courses": {"title": f"Course {n}", "slug": f"course-{n}", "price": 4900, "published": True},
-        "students": {"name": f"Student {n}", "email": f"student{n}@example.test",
-                     "enrollments": [{"course_id": ID, "enrolled_at": when}]},
+        "students": {
+            "name": f"Student {n}",
+            "email": f"student{n}@example.test",
+            "enrollments": [{"course_id": ID, "enrolled_at": when}],
+        },
         "members": {"name": f"Member {n}", "email": f"member{n}@example.test"},
-        "curriculum": {"course_id": str(uuid.UUID(int=n + 1)), "sections": [{"title": "Intro", "lessons": [{"title": "Hello"}]}]},
-        "orders": {"number": f"A-{n}", "customer_email": "c@example.test", "subtotal": 100, "total": 100,
-                   "items": [{"product_type": "course", "product_id": ID, "title": "X", "unit_price": 100}]},
+        "curriculum": {
+            "course_id": str(uuid.UUID(int=n + 1)),
+            "sections": [{"title": "Intro", "lessons": [{"title": "Hello"}]}],
+        },
+        "orders": {
+            "number": f"A-{n}",
+            "customer_email": "c@example.test",
+            "subtotal": 100,
+            "total": 100,
+            "items": [{"product_type": "course", "product_id": ID, "title": "X", "unit_price": 100}],
+        },
         "events": {"title": f"Event {n}", "slug": f"event-{n}", "starts_at": when, "published": True},
         "membership_plans": {"name": f"Plan {n}", "slug": f"plan-{n}", "price": 900, "published": True},
         "coupons": {"code": f"SAVE{n}", "amount": 10},
@@ -53,7 +64,7 @@ async def insert(env: ApiEnv, spec: AreaSpec, school: str, n: int = 0, **overrid
     from courseschool.resource_api.items import PgItemStore
     from courseschool.resource_api.service import ResourceService
 
-    service: ResourceService = env.rs_app.state.holder["service"]
+    service: ResourceService = env.rs_app.state.resources
     school_id = await env.school(school)
     return await PgItemStore(env.pool).create(spec, school_id, service._validated(spec, sample(spec, n, **overrides)))
 
@@ -61,8 +72,13 @@ async def insert(env: ApiEnv, spec: AreaSpec, school: str, n: int = 0, **overrid
 @pytest.fixture(params=["jwt", "introspection"])
 async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode=request.param,
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode=request.param,
     ) as running:
         yield running
 
@@ -70,13 +86,19 @@ async def env(request, authz_settings, database_url, redis_url, clean_db, redis_
 @pytest.fixture
 async def jwt_env(authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode="jwt",
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
     ) as running:
         yield running
 
 
 # -- the scope guard --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("spec", WRITABLE, ids=lambda s: s.name)
 async def test_write_needs_the_write_scope_and_read_the_read_scope(jwt_env: ApiEnv, spec: AreaSpec) -> None:
@@ -96,9 +118,7 @@ async def test_write_needs_the_write_scope_and_read_the_read_scope(jwt_env: ApiE
     assert got.status_code == 200 and got.json() == item
     refused = await env.api.post(f"/api/v1/{spec.path}", json=sample(spec, 1), headers=env.bearer(reader))
     assert refused.status_code == 403 and refused.json()["scope"] == spec.write_scope
-    changed = await env.api.patch(
-        f"/api/v1/{spec.path}/{item['id']}", json={}, headers=env.bearer(writer)
-    )
+    changed = await env.api.patch(f"/api/v1/{spec.path}/{item['id']}", json={}, headers=env.bearer(writer))
     assert changed.status_code == 200
     gone = await env.api.delete(f"/api/v1/{spec.path}/{item['id']}", headers=env.bearer(writer))
     assert gone.status_code == 204
@@ -119,10 +139,15 @@ async def test_read_only_areas_can_be_read_but_not_written(jwt_env: ApiEnv, spec
 
 # -- tenancy ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("spec", COLLECTIONS, ids=lambda s: s.name)
 async def test_other_schools_data_does_not_exist(jwt_env: ApiEnv, spec: AreaSpec) -> None:
     env = jwt_env
-    theirs = await insert(env, spec, "other-school", published=False) if spec.has_published else await insert(env, spec, "other-school")
+    theirs = (
+        await insert(env, spec, "other-school", published=False)
+        if spec.has_published
+        else await insert(env, spec, "other-school")
+    )
     scope = f"{spec.name}:read" + (f" {spec.name}:write" if spec.writable else "")
     mine = await env.token(scope, school="acme")
     listed = await env.api.get(f"/api/v1/{spec.path}", headers=env.bearer(mine))
@@ -136,6 +161,7 @@ async def test_other_schools_data_does_not_exist(jwt_env: ApiEnv, spec: AreaSpec
 
 
 # -- the anonymous catalogue ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("spec", PUBLIC, ids=lambda s: s.name)
 async def test_anonymous_reads_published_items_of_public_areas(jwt_env: ApiEnv, spec: AreaSpec) -> None:
@@ -177,6 +203,7 @@ async def test_anonymous_cannot_upload(jwt_env: ApiEnv) -> None:
 
 # -- pagination and filters ---------------------------------------------------------------
 
+
 async def test_lists_paginate_with_an_opaque_cursor(jwt_env: ApiEnv) -> None:
     env = jwt_env
     spec = BY_NAME["courses"]
@@ -192,8 +219,19 @@ async def test_lists_paginate_with_an_opaque_cursor(jwt_env: ApiEnv) -> None:
     assert seen == ids and cursor is None
 
 
-@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=abc", "cursor=not-a-cursor", "cursor=WyJ4Il0",
-                                   "published=maybe", "updated_since=yesterday", "updated_since=2026-01-01T00:00:00"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=0",
+        "limit=101",
+        "limit=abc",
+        "cursor=not-a-cursor",
+        "cursor=WyJ4Il0",
+        "published=maybe",
+        "updated_since=yesterday",
+        "updated_since=2026-01-01T00:00:00",
+    ],
+)
 async def test_bad_list_parameters_are_invalid_request(jwt_env: ApiEnv, query: str) -> None:
     token = await jwt_env.token("courses:read")
     response = await jwt_env.api.get(f"/api/v1/courses?{query}", headers=jwt_env.bearer(token))
@@ -213,6 +251,7 @@ async def test_published_and_updated_since_filters(jwt_env: ApiEnv) -> None:
 
 
 # -- validation ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("body", "status", "error"),
@@ -247,16 +286,22 @@ async def test_duplicate_unique_field_is_a_conflict(jwt_env: ApiEnv) -> None:
     again = await env.api.post("/api/v1/courses", json=sample(BY_NAME["courses"]), headers=env.bearer(token))
     assert first.status_code == 201 and again.status_code == 409 and again.json()["error"] == "conflict"
     other = await env.api.post("/api/v1/courses", json=sample(BY_NAME["courses"], 1), headers=env.bearer(token))
-    clash = await env.api.patch(f"/api/v1/courses/{other.json()['id']}", json={"slug": "course-0"}, headers=env.bearer(token))
+    clash = await env.api.patch(
+        f"/api/v1/courses/{other.json()['id']}", json={"slug": "course-0"}, headers=env.bearer(token)
+    )
     assert clash.status_code == 409
-    assert (await env.api.get(f"/api/v1/courses/{other.json()['id']}", headers=env.bearer(await env.token("courses:read")))).json()["slug"] == "course-1"
+    assert (
+        await env.api.get(f"/api/v1/courses/{other.json()['id']}", headers=env.bearer(await env.token("courses:read")))
+    ).json()["slug"] == "course-1"
 
 
 async def test_patch_validates_the_merged_document_and_changes_nothing_on_error(jwt_env: ApiEnv) -> None:
     env = jwt_env
     token = await env.token("events:write events:read")
     created = (await env.api.post("/api/v1/events", json=sample(BY_NAME["events"]), headers=env.bearer(token))).json()
-    bad_type = await env.api.patch(f"/api/v1/events/{created['id']}", json={"capacity": "ten"}, headers=env.bearer(token))
+    bad_type = await env.api.patch(
+        f"/api/v1/events/{created['id']}", json={"capacity": "ten"}, headers=env.bearer(token)
+    )
     bad_rule = await env.api.patch(
         f"/api/v1/events/{created['id']}", json={"ends_at": "2026-04-01T00:00:00Z"}, headers=env.bearer(token)
     )
@@ -276,17 +321,20 @@ async def test_unknown_item_id_is_404(jwt_env: ApiEnv) -> None:
 
 # -- singletons, analytics, storage --------------------------------------------------------
 
-async def test_school_settings_are_set_then_read(jwt_env: ApiEnv) -> None:
+
+async def test_school_settings_start_from_the_school_then_are_set_and_read(jwt_env: ApiEnv) -> None:
     env = jwt_env
     token = await env.token("school:read school:write")
-    missing = await env.api.get("/api/v1/school", headers=env.bearer(token))
-    assert missing.status_code == 404
-    incomplete = await env.api.patch("/api/v1/school", json={"timezone": "Europe/Vienna"}, headers=env.bearer(token))
-    assert incomplete.status_code == 422
+    first = await env.api.get("/api/v1/school", headers=env.bearer(token))
+    assert first.status_code == 200 and first.json()["name"] == "Acme School"  # the authorization server's record
+    refused = await env.api.patch("/api/v1/school", json={"name": ""}, headers=env.bearer(token))
+    assert refused.status_code == 422
+    zone = await env.api.patch("/api/v1/school", json={"timezone": "Europe/Vienna"}, headers=env.bearer(token))
+    assert zone.status_code == 200 and zone.json()["name"] == "Acme School"
     done = await env.api.patch("/api/v1/school", json={"name": "Acme Academy"}, headers=env.bearer(token))
     assert done.status_code == 200 and done.json()["name"] == "Acme Academy"
     read = (await env.api.get("/api/v1/school", headers=env.bearer(token))).json()
-    assert read["name"] == "Acme Academy" and read["currency"] == "EUR"
+    assert read["name"] == "Acme Academy" and read["currency"] == "EUR" and read["timezone"] == "Europe/Vienna"
 
 
 async def test_account_belongs_to_the_calling_user(jwt_env: ApiEnv) -> None:
@@ -311,8 +359,20 @@ async def test_appearance_has_defaults_and_refuses_bad_colours(jwt_env: ApiEnv) 
 async def test_analytics_are_computed_from_the_schools_data(jwt_env: ApiEnv) -> None:
     env = jwt_env
     course = await insert(env, BY_NAME["courses"], "acme")
-    await insert(env, BY_NAME["students"], "acme", 1, enrollments=[{"course_id": course["id"], "enrolled_at": "2026-05-02T00:00:00Z"}])
-    await insert(env, BY_NAME["students"], "acme", 2, enrollments=[{"course_id": course["id"], "enrolled_at": "2026-05-03T00:00:00Z"}])
+    await insert(
+        env,
+        BY_NAME["students"],
+        "acme",
+        1,
+        enrollments=[{"course_id": course["id"], "enrolled_at": "2026-05-02T00:00:00Z"}],
+    )
+    await insert(
+        env,
+        BY_NAME["students"],
+        "acme",
+        2,
+        enrollments=[{"course_id": course["id"], "enrolled_at": "2026-05-03T00:00:00Z"}],
+    )
     line = [{"product_type": "course", "product_id": course["id"], "title": "Course", "unit_price": 4900}]
     paid = {"subtotal": 4900, "total": 4900, "items": line, "placed_at": "2026-05-02T00:00:00Z"}
     await insert(env, BY_NAME["orders"], "acme", 1, status="paid", **paid)
@@ -356,7 +416,9 @@ async def test_upload_returns_a_stable_url(jwt_env: ApiEnv) -> None:
         ("big.txt", b"a" * (5 * 1024 * 1024 + 1), "text/plain", 413),
     ],
 )
-async def test_refused_uploads_store_nothing(jwt_env: ApiEnv, name: str, content: bytes, kind: str, status: int) -> None:
+async def test_refused_uploads_store_nothing(
+    jwt_env: ApiEnv, name: str, content: bytes, kind: str, status: int
+) -> None:
     token = await jwt_env.token("storage:write")
     response = await jwt_env.api.post(
         "/api/v1/storage/files", files={"file": (name, content, kind)}, headers=jwt_env.bearer(token)

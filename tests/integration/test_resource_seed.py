@@ -10,10 +10,11 @@ from typing import Any
 import asyncpg
 import pytest
 
+from courseschool.platform.demo import seed_demo
+from courseschool.platform.demo.activity import PRODUCT_AREAS
 from courseschool.resource_api import analytics
 from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME
 from courseschool.resource_api.areas.registry import validate_document as validated
-from courseschool.resource_api.seed import PRODUCT_AREAS, seed_demo
 
 COLLECTIONS = [a.name for a in AREA_SPECS if a.kind == "collection"]
 OWNER = "owner-user-1"
@@ -131,9 +132,10 @@ async def test_second_call_changes_nothing(seeded: asyncpg.Pool, school_id: str)
 
 async def test_a_school_with_items_is_left_alone(clean_db: asyncpg.Pool, school_id: str) -> None:
     from courseschool.resource_api.items import PgItemStore
+    from courseschool.resource_api.schools import PgSchoolStore, SchoolRecord
 
     store = PgItemStore(clean_db)
-    await store.upsert_school(school_id, "own")
+    await PgSchoolStore(clean_db).save(SchoolRecord(id=school_id, slug="own"))
     spec = BY_NAME["pages"]
     await store.create(spec, school_id, validated(spec, {"title": "Home", "slug": "home"}))
     assert await seed_demo(clean_db, school_id=school_id, slug="own", owner_id=OWNER) is False
@@ -141,13 +143,12 @@ async def test_a_school_with_items_is_left_alone(clean_db: asyncpg.Pool, school_
     assert await clean_db.fetchval("SELECT count(*) FROM api_singletons") == 0
 
 
-async def test_without_an_owner_no_account_and_own_settings_are_kept(
-    clean_db: asyncpg.Pool, school_id: str
-) -> None:
+async def test_without_an_owner_no_account_and_own_settings_are_kept(clean_db: asyncpg.Pool, school_id: str) -> None:
     from courseschool.resource_api.items import PgItemStore
+    from courseschool.resource_api.schools import PgSchoolStore, SchoolRecord
 
     store = PgItemStore(clean_db)
-    await store.upsert_school(school_id, "mine")
+    await PgSchoolStore(clean_db).save(SchoolRecord(id=school_id, slug="mine"))
     spec = BY_NAME["school"]
     await store.put_singleton(spec, school_id, "", validated(spec, {"name": "My Own School"}))
     assert await seed_demo(clean_db, school_id=school_id, slug="mine") is True

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from courseschool.common.revocation import grant_key, jti_key
 from joserfc import jwt
 from joserfc.jwk import KeySet
+
+from courseschool.common.revocation import grant_key, jti_key
 
 from .flow import BASE_URL, Flow, Lifecycle
 
@@ -24,7 +24,7 @@ async def _claims(flow: Flow, token: str) -> dict:
 
 
 async def _resource_server(flow: Flow) -> dict:
-    return await flow.register(client_name="Resource server", token_endpoint_auth_method="client_secret_post")
+    return await flow.integration("Resource server")
 
 
 async def test_revoking_a_refresh_token_ends_the_whole_grant(flow: Flow, life: Lifecycle) -> None:
@@ -77,7 +77,9 @@ async def test_another_clients_token_is_not_revoked(flow: Flow, life: Lifecycle)
         ({"client_id": "nobody"}, 401, "invalid_client"),
     ],
 )
-async def test_malformed_revocation_is_refused(flow: Flow, life: Lifecycle, form: dict, status: int, error: str) -> None:
+async def test_malformed_revocation_is_refused(
+    flow: Flow, life: Lifecycle, form: dict, status: int, error: str
+) -> None:
     reg = await flow.register()
     tokens = await flow.tokens(reg)
     token = form.pop("token", tokens["refresh_token"])
@@ -154,5 +156,7 @@ async def test_introspection_of_own_refresh_token(flow: Flow, life: Lifecycle) -
 async def test_public_clients_may_not_introspect(flow: Flow) -> None:
     reg = await flow.register()
     tokens = await flow.tokens(reg)
-    response = await flow.client.post("/api/oauth/introspect", data={"token": tokens["access_token"], "client_id": reg["client_id"]})
+    response = await flow.client.post(
+        "/api/oauth/introspect", data={"token": tokens["access_token"], "client_id": reg["client_id"]}
+    )
     assert response.status_code == 401 and response.json()["error"] == "invalid_client"

@@ -8,13 +8,20 @@ import asyncio
 from .api_env import ApiEnv, api_env
 
 
-async def test_no_request_fails_while_keys_rotate(authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> None:
+async def test_no_request_fails_while_keys_rotate(
+    authz_settings, database_url, redis_url, clean_db, redis_client, clock
+) -> None:
     async with api_env(
-        authz_settings=authz_settings, database_url=database_url, redis_url=redis_url, pool=clean_db,
-        redis=redis_client, clock=clock, mode="jwt",
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
     ) as env:
         env: ApiEnv
-        authz = env.flow.client.app.state.holder["service"]
+        authz = env.flow.client.app.state.authz
         tokens = [await env.token("courses:read")]
         statuses: list[int] = []
         done = asyncio.Event()
@@ -28,18 +35,20 @@ async def test_no_request_fails_while_keys_rotate(authz_settings, database_url, 
         runner = asyncio.create_task(traffic())
         # Scheduled: the next key is published first and signs only later (its age and the
         # active key's are moved back in time rather than the clock, so no token expires).
-        assert await authz.keys.rotate_now("ES256") == ["ES256:create_next"]
-        await authz.maintain_keys()
+        assert await authz.keys.store.rotate_now("ES256") == ["ES256:create_next"]
+        await authz.keys.maintain()
         tokens.append(await env.token("courses:read"))
-        await env.pool.execute("UPDATE authz_signing_keys SET created_at = created_at - interval '2 hours' WHERE state = 'next'")
+        await env.pool.execute(
+            "UPDATE authz_signing_keys SET created_at = created_at - interval '2 hours' WHERE state = 'next'"
+        )
         await env.pool.execute(
             "UPDATE authz_signing_keys SET activated_at = activated_at - interval '31 days' "
             "WHERE state = 'active' AND alg = 'ES256'"
         )
-        await authz.maintain_keys()
+        await authz.keys.maintain()
         tokens.append(await env.token("courses:read"))
-        await authz.keys.rotate_now("ES256", immediate=True)
-        await authz.maintain_keys()
+        await authz.keys.store.rotate_now("ES256", immediate=True)
+        await authz.keys.maintain()
         tokens.append(await env.token("courses:read"))
         await asyncio.sleep(0.3)
         done.set()

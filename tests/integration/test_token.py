@@ -96,9 +96,12 @@ async def test_parallel_redemptions_of_one_code_issue_tokens_at_most_once(flow: 
         )
         assert issued == statuses.count(200)
         # every losing redemption is a reuse: the grant it belongs to ends
-        assert await flow.count(
-            f"authz_grants g JOIN authz_codes c ON c.grant_id = g.id WHERE c.code_hash = '\\x{digest(code).hex()}' AND g.revoked_at IS NOT NULL"
-        ) == 1
+        assert (
+            await flow.count(
+                f"authz_grants g JOIN authz_codes c ON c.grant_id = g.id WHERE c.code_hash = '\\x{digest(code).hex()}' AND g.revoked_at IS NOT NULL"
+            )
+            == 1
+        )
 
 
 async def test_wrong_verifier_is_refused_and_leaves_the_code_usable(flow: Flow) -> None:
@@ -138,7 +141,7 @@ async def test_refused_exchange_issues_nothing(flow: Flow, change: dict, status:
 
 
 async def test_code_of_another_client_is_refused(flow: Flow) -> None:
-    reg, code, verifier = await _code(flow)
+    _reg, code, verifier = await _code(flow)
     other = await flow.register()
     response = await flow.exchange(other, code, verifier)
     assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
@@ -173,9 +176,15 @@ async def test_confidential_client_must_authenticate(flow: Flow) -> None:
 async def test_http_basic_authentication_is_refused(flow: Flow) -> None:
     reg, code, verifier = await _code(flow)
     response = await flow.client.post(
-        "/api/oauth/token", headers={"Authorization": "Basic Zm9vOmJhcg=="},
-        data={"grant_type": "authorization_code", "code": code, "client_id": reg["client_id"],
-              "redirect_uri": reg["redirect_uris"][0], "code_verifier": verifier},
+        "/api/oauth/token",
+        headers={"Authorization": "Basic Zm9vOmJhcg=="},
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "client_id": reg["client_id"],
+            "redirect_uri": reg["redirect_uris"][0],
+            "code_verifier": verifier,
+        },
     )
     assert response.status_code == 401 and response.json()["error"] == "invalid_client"
 
@@ -184,8 +193,13 @@ async def test_token_request_must_be_form_encoded(flow: Flow) -> None:
     reg, code, verifier = await _code(flow)
     response = await flow.client.post(
         "/api/oauth/token",
-        json={"grant_type": "authorization_code", "code": code, "client_id": reg["client_id"],
-              "redirect_uri": reg["redirect_uris"][0], "code_verifier": verifier},
+        json={
+            "grant_type": "authorization_code",
+            "code": code,
+            "client_id": reg["client_id"],
+            "redirect_uri": reg["redirect_uris"][0],
+            "code_verifier": verifier,
+        },
     )
     assert response.status_code == 400 and response.json()["error"] == "invalid_request"
 

@@ -24,7 +24,9 @@ async def test_userinfo_returns_only_what_the_scopes_allow(flow: Flow) -> None:
 async def test_email_scope_adds_email_claims(flow: Flow) -> None:
     user = await flow.user()
     tokens = await flow.tokens(user=user, scope="openid email")
-    body = (await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})).json()
+    body = (
+        await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    ).json()
     assert body == {"sub": user["id"], "email": user["email"], "email_verified": True}
 
 
@@ -44,7 +46,12 @@ async def test_token_in_the_query_string_is_ignored(flow: Flow) -> None:
 
 @pytest.mark.parametrize(
     "authorization",
-    ["Bearer not-a-jwt", "Bearer eyJhbGciOiJub25lIiwidHlwIjoiYXQrand0In0.eyJzdWIiOiJ4In0.", "Basic Zm9vOmJhcg==", "Bearer"],
+    [
+        "Bearer not-a-jwt",
+        "Bearer eyJhbGciOiJub25lIiwidHlwIjoiYXQrand0In0.eyJzdWIiOiJ4In0.",
+        "Basic Zm9vOmJhcg==",
+        "Bearer",
+    ],
 )
 async def test_bad_token_is_invalid_token_with_a_challenge(flow: Flow, authorization: str) -> None:
     response = await flow.client.get("/api/oauth/userinfo", headers={"Authorization": authorization})
@@ -71,13 +78,17 @@ async def test_tampered_token_is_refused(flow: Flow) -> None:
 async def test_expired_token_is_refused(flow: Flow, clock) -> None:
     tokens = await flow.tokens()
     clock.advance(601)
-    response = await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    response = await flow.client.get(
+        "/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+    )
     assert response.status_code == 401 and "expired" in response.json()["error_description"]
 
 
 async def test_token_without_openid_is_insufficient_scope(flow: Flow) -> None:
     tokens = await flow.tokens(scope="courses:read")
-    response = await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    response = await flow.client.get(
+        "/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+    )
     assert response.status_code == 403
     assert response.json()["error"] == "insufficient_scope"
     challenge = response.headers["www-authenticate"]
@@ -88,5 +99,7 @@ async def test_disabled_user_token_stops_working(flow: Flow) -> None:
     user = await flow.user()
     tokens = await flow.tokens(user=user)
     await flow.pool.execute("UPDATE authz_users SET disabled_at = now() WHERE id = $1::uuid", user["id"])
-    response = await flow.client.get("/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    response = await flow.client.get(
+        "/api/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+    )
     assert response.status_code == 401

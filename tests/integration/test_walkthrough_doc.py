@@ -66,7 +66,7 @@ def test_every_area_path_is_in_the_area_table(doc: str) -> None:
     rows = {row[0].strip("`"): row for row in table_rows(section(doc, "API areas"))[1:]}
     assert set(rows) == {f"/api/v1/{spec.path}" for spec in AREA_SPECS}
     for spec in AREA_SPECS:
-        path, read, write, anonymous = rows[f"/api/v1/{spec.path}"]
+        _path, read, write, anonymous = rows[f"/api/v1/{spec.path}"]
         assert (f"`{spec.read_scope}`" == read) is spec.readable
         assert (f"`{spec.write_scope}`" == write) is spec.writable
         assert anonymous.startswith("yes") is spec.public
@@ -80,8 +80,10 @@ def test_every_endpoint_of_the_metadata_is_named(doc: str) -> None:
         assert url in doc, url
         assert urlsplit(url).path in doc
     for path in (
-        "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration",
-        "/.well-known/oauth-protected-resource", "/openapi.json",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+        "/.well-known/oauth-protected-resource",
+        "/openapi.json",
     ):
         assert f"{BASE_URL}{path}" in doc
 

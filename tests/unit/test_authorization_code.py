@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from courseschool.authz.protocol.clock import FrozenClock
 from courseschool.authz.protocol.context import TokenContext
 from courseschool.authz.protocol.grants.authorization_code import exchange_code
 from courseschool.authz.protocol.models import AuthorizationCode, Grant, User
 from courseschool.authz.protocol.token_request import TokenForm
 from courseschool.authz.protocol.tokens import TokenPolicy
+from courseschool.common.clock import FrozenClock
 from courseschool.common.errors import InvalidGrantError, InvalidRequestError, InvalidTargetError
 
 from .factories import LOOPBACK_CB, InMemoryClients, RecordingSigner, make_client, make_code, make_grant, make_user
@@ -32,9 +32,10 @@ class Codes:
 
 
 class Grants:
-    def __init__(self, grant: Grant | None, *, redeem_result: bool = True) -> None:
+    def __init__(self, grant: Grant | None, *, redeem_result: bool = True, earlier: tuple[str, ...] = ()) -> None:
         self.grant = grant
         self.redeem_result = redeem_result
+        self.earlier = list(earlier)
         self.revoked: list[tuple[str, str]] = []
         self.redeemed: list[dict[str, Any]] = []
 
@@ -44,11 +45,17 @@ class Grants:
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
         self.revoked.append((grant_id, reason))
 
-    async def redeem_code(self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int) -> bool:
-        self.redeemed.append(
-            {"code": code, "refresh_token": refresh_token, "scope": scope, "resource": resource, "now": now}
-        )
+    async def redeem_code(
+        self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int, dpop_jkt: str | None = None
+    ) -> bool:
+        redeemed = {"code": code, "refresh_token": refresh_token, "scope": scope, "resource": resource, "now": now}
+        if dpop_jkt is not None:
+            redeemed["dpop_jkt"] = dpop_jkt
+        self.redeemed.append(redeemed)
         return self.redeem_result
+
+    async def earlier_live_grants(self, grant: Grant) -> list[str]:
+        return self.earlier
 
 
 class Users:
@@ -60,10 +67,15 @@ class Users:
 
 
 def setup(
-    *, code: AuthorizationCode | None = None, grant: Grant | None = None, user: User | None = None,
-    redeem_result: bool = True, now: int = NOW,
+    *,
+    code: AuthorizationCode | None = None,
+    grant: Grant | None = None,
+    user: User | None = None,
+    redeem_result: bool = True,
+    now: int = NOW,
+    earlier: tuple[str, ...] = (),
 ) -> tuple[TokenContext, Grants, RecordingSigner]:
-    grants = Grants(grant if grant is not None else make_grant(), redeem_result=redeem_result)
+    grants = Grants(grant if grant is not None else make_grant(), redeem_result=redeem_result, earlier=earlier)
     signer = RecordingSigner()
     ctx = TokenContext(
         clients=InMemoryClients(make_client()),
@@ -85,8 +97,11 @@ def setup(
 
 def form(**overrides: Any) -> TokenForm:
     fields: dict[str, Any] = {
-        "grant_type": "authorization_code", "client_id": "client-1", "code": CODE,
-        "redirect_uri": LOOPBACK_CB, "code_verifier": VERIFIER,
+        "grant_type": "authorization_code",
+        "client_id": "client-1",
+        "code": CODE,
+        "redirect_uri": LOOPBACK_CB,
+        "code_verifier": VERIFIER,
     }
     fields.update(overrides)
     return TokenForm(**fields)
@@ -103,14 +118,20 @@ async def test_valid_code_is_exchanged_and_consumed_once() -> None:
     assert grants.revoked == []
     (redeemed,) = grants.redeemed
     assert redeemed == {
-        "code": CODE, "refresh_token": out.refresh_token, "scope": "openid courses:read", "resource": RESOURCE,
+        "code": CODE,
+        "refresh_token": out.refresh_token,
+        "scope": "openid courses:read",
+        "resource": RESOURCE,
         "now": NOW,
     }
     (claims,) = signer.access_claims
     assert (claims["aud"], claims["sub"], claims["client_id"], claims["grant_id"]) == (
-        RESOURCE, "user-1", "client-1", "grant-1",
+        RESOURCE,
+        "user-1",
+        "client-1",
+        "grant-1",
     )
-    (id_claims, _alg), = signer.id_claims
+    ((id_claims, _alg),) = signer.id_claims
     assert id_claims["nonce"] == "n-0S6_WzA2Mj"  # the nonce of the authorization request
 
 
@@ -162,8 +183,13 @@ async def test_lost_redemption_race_revokes_and_is_invalid_grant() -> None:
         ("missing code", {}, {"code": None}, {}, InvalidRequestError),
         ("missing redirect_uri", {}, {"redirect_uri": None}, {}, InvalidRequestError),
         ("resource not covered", {}, {"resource": ("https://other.example.com",)}, {}, InvalidTargetError),
-        ("one of two resources not covered", {}, {"resource": (RESOURCE, "https://other.example.com")}, {},
-         InvalidTargetError),
+        (
+            "one of two resources not covered",
+            {},
+            {"resource": (RESOURCE, "https://other.example.com")},
+            {},
+            InvalidTargetError,
+        ),
         ("malformed resource", {}, {"resource": ("http://127.0.0.1:8000#x",)}, {}, InvalidTargetError),
         ("grant revoked", {"grant": make_grant(revoked=True)}, {}, {}, InvalidGrantError),
         ("grant gone", {"grant": make_grant(id="another-grant")}, {}, {}, InvalidGrantError),
@@ -181,3 +207,43 @@ async def test_failed_check_consumes_nothing_and_revokes_nothing(
     assert grants.redeemed == []  # redeem_code never called: the code stays usable
     assert grants.revoked == []
     assert signer.access_claims == []
+
+
+async def test_a_new_approval_replaces_the_grants_before_it() -> None:
+    ctx, grants, _ = setup(earlier=("grant-0", "grant-00"))
+    await exchange_code(form(), make_client(), ctx)
+    assert grants.revoked == [("grant-0", "replaced"), ("grant-00", "replaced")]
+
+
+async def test_a_refused_exchange_replaces_nothing() -> None:
+    ctx, grants, _ = setup(earlier=("grant-0",))
+    with pytest.raises(InvalidGrantError):
+        await exchange_code(form(code_verifier="x" * 43), make_client(), ctx)
+    assert grants.revoked == []
+
+
+JKT = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
+OTHER_JKT = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+
+
+@pytest.mark.parametrize("jkt", [None, OTHER_JKT])
+async def test_a_code_bound_by_dpop_jkt_needs_a_proof_by_that_key(jkt: str | None) -> None:
+    ctx, grants, signer = setup(code=make_code(dpop_jkt=JKT))
+    with pytest.raises(InvalidGrantError, match="dpop_jkt"):
+        await exchange_code(form(), make_client(), ctx, jkt)
+    assert grants.redeemed == [] and grants.revoked == [] and signer.access_claims == []
+
+
+async def test_a_proof_binds_the_access_token_and_a_public_clients_refresh_tokens() -> None:
+    ctx, grants, signer = setup(code=make_code(dpop_jkt=JKT))
+    out = await exchange_code(form(), make_client(), ctx, JKT)
+    assert out.token_type == "DPoP"
+    assert signer.access_claims[0]["cnf"] == {"jkt": JKT}
+    assert grants.redeemed[0]["dpop_jkt"] == JKT
+
+
+async def test_a_confidential_clients_refresh_tokens_are_not_bound_to_the_proof_key() -> None:
+    ctx, grants, signer = setup()
+    out = await exchange_code(form(), make_client(token_endpoint_auth_method="client_secret_post"), ctx, JKT)
+    assert out.token_type == "DPoP" and signer.access_claims[0]["cnf"] == {"jkt": JKT}
+    assert "dpop_jkt" not in grants.redeemed[0]

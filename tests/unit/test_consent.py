@@ -21,19 +21,39 @@ from .factories import make_client
         (["openid", "school:write"], "owner", None, ["openid", "school:write"], []),
         (list(ALL_SCOPE_NAMES), "admin", None, list(ALL_SCOPE_NAMES), []),
         # lecturer: reads + teaching writes, others dropped
-        (["courses:write", "school:write", "students:read"], "lecturer", None,
-         ["courses:write", "students:read"], ["school:write"]),
-        (["storage:write", "posts:write", "events:write", "curriculum:write"], "lecturer", None,
-         ["curriculum:write", "events:write", "posts:write"], ["storage:write"]),
+        (
+            ["courses:write", "school:write", "students:read"],
+            "lecturer",
+            None,
+            ["courses:write", "students:read"],
+            ["school:write"],
+        ),
+        (
+            ["storage:write", "posts:write", "events:write", "curriculum:write"],
+            "lecturer",
+            None,
+            ["curriculum:write", "events:write", "posts:write"],
+            ["storage:write"],
+        ),
         # student: identity and own account
-        (["openid", "profile", "email", "account:read", "account:write", "courses:read"], "student", None,
-         ["openid", "profile", "email", "account:read", "account:write"], ["courses:read"]),
+        (
+            ["openid", "profile", "email", "account:read", "account:write", "courses:read"],
+            "student",
+            None,
+            ["openid", "profile", "email", "account:read", "account:write"],
+            ["courses:read"],
+        ),
         (["courses:write"], "student", None, [], ["courses:write"]),
         # unknown role: nothing
         (["openid"], "janitor", None, [], ["openid"]),
         # the client's registered scope caps further
-        (["openid", "courses:read", "courses:write"], "owner", "openid courses:read",
-         ["openid", "courses:read"], ["courses:write"]),
+        (
+            ["openid", "courses:read", "courses:write"],
+            "owner",
+            "openid courses:read",
+            ["openid", "courses:read"],
+            ["courses:write"],
+        ),
         (["openid", "courses:write"], "student", "courses:write openid", ["openid"], ["courses:write"]),
         # order is the registry's, not the request's
         (["courses:read", "email", "openid"], "owner", None, ["openid", "email", "courses:read"], []),
@@ -49,16 +69,23 @@ def test_grantable_caps_by_role_and_client_scope_in_registry_order(
 
 
 def test_grantable_dedupes_repeated_names() -> None:
-    granted, dropped = grantable(["openid", "openid", "school:write", "school:write"], role="student",
-                                 client=make_client())
+    granted, dropped = grantable(
+        ["openid", "openid", "school:write", "school:write"], role="student", client=make_client()
+    )
     assert (granted, dropped) == (["openid"], ["school:write"])
 
 
 def request(**kw: Any) -> AuthorizationRequest:
     fields: dict[str, Any] = {
-        "client_id": "client-1", "redirect_uri": "http://127.0.0.1/cb", "scope": ["openid"], "state": None,
-        "nonce": None, "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-        "resource": "http://127.0.0.1:8000", "prompt": frozenset(), "max_age": None,
+        "client_id": "client-1",
+        "redirect_uri": "http://127.0.0.1/cb",
+        "scope": ["openid"],
+        "state": None,
+        "nonce": None,
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "resource": "http://127.0.0.1:8000",
+        "prompt": frozenset(),
+        "max_age": None,
     }
     fields.update(kw)
     return AuthorizationRequest(**fields)
@@ -84,7 +111,9 @@ NOW = 1_700_000_000
         ({"max_age": 300}, None, False),
     ],
 )
-def test_session_usable_honours_prompt_login_and_max_age(kw: dict[str, Any], auth_time: int | None, usable: bool) -> None:
+def test_session_usable_honours_prompt_login_and_max_age(
+    kw: dict[str, Any], auth_time: int | None, usable: bool
+) -> None:
     assert session_usable(request(**kw), auth_time=auth_time, now=NOW) is usable
 
 

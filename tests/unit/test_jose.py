@@ -35,8 +35,15 @@ KEYS = key_set([PUBLIC])
 
 def claims(**overrides: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "iss": ISSUER, "sub": "user-1", "aud": AUDIENCE, "client_id": "client-1", "scope": "openid",
-        "jti": "jti-1", "iat": NOW, "nbf": NOW, "exp": NOW + 600,
+        "iss": ISSUER,
+        "sub": "user-1",
+        "aud": AUDIENCE,
+        "client_id": "client-1",
+        "scope": "openid",
+        "jti": "jti-1",
+        "iat": NOW,
+        "nbf": NOW,
+        "exp": NOW + 600,
     }
     out.update(overrides)
     return {k: v for k, v in out.items() if v is not None}
@@ -146,8 +153,10 @@ def _tampered_token() -> str:
         ("exp not an integer", lambda: good_token(exp=str(NOW + 600))),
         ("exp a float", lambda: good_token(exp=float(NOW + 600))),
         ("nbf not an integer", lambda: good_token(nbf="0")),
-        *[(f"missing {c}", (lambda c=c: good_token(**{c: None})))
-          for c in ("iss", "sub", "aud", "exp", "iat", "jti", "client_id")],
+        *[
+            (f"missing {c}", (lambda c=c: good_token(**{c: None})))
+            for c in ("iss", "sub", "aud", "exp", "iat", "jti", "client_id")
+        ],
         ("garbage", lambda: "not-a-jwt"),
         ("empty", lambda: ""),
         ("three dots", lambda: "..."),

@@ -35,8 +35,14 @@ def test_request_line_in_json_has_the_context_and_standard_fields(capsys) -> Non
     get_logger("t").info("other_event", n=1)
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert lines[0] == {
-        "request_id": "req-7", "method": "GET", "path": "/api/oauth/jwks", "status": 200, "ms": 0.42,
-        "event": "request_handled", "level": "info", "timestamp": lines[0]["timestamp"],
+        "request_id": "req-7",
+        "method": "GET",
+        "path": "/api/oauth/jwks",
+        "status": 200,
+        "ms": 0.42,
+        "event": "request_handled",
+        "level": "info",
+        "timestamp": lines[0]["timestamp"],
     }
     assert lines[0]["timestamp"].endswith("Z") and "T" in lines[0]["timestamp"]
     # The fast path keeps the shape structlog gives every other event.
@@ -59,3 +65,15 @@ def test_json_lines_render_values_that_are_not_json_by_nature(capsys) -> None:
     get_logger("t").warning("odd_values", error=ValueError("boom"), seen={3})
     line = json.loads(capsys.readouterr().err)
     assert line["error"] == "boom" and line["seen"] == [3] and line["level"] == "warning"
+
+
+def test_audit_events_are_written_even_when_the_log_level_is_warning(capsys) -> None:
+    """The admin CLI runs at warning level; its actions must still be on record."""
+    from courseschool.common.logging import audit
+
+    configure_logging("warning", "json")
+    get_logger("x").info("dropped_info")
+    audit("user_role_set", actor="admin-cli", subject="u-1", role="student")
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert [line["event"] for line in lines] == ["user_role_set"]
+    assert lines[0]["actor"] == "admin-cli" and lines[0]["audit"] is True and lines[0]["level"] == "info"

@@ -223,9 +223,9 @@ def test_find_redirect_uri_matches_any_registered_uri(requested: str, registered
 @pytest.mark.parametrize(
     ("uri", "expected"),
     [
-        ("http://127.0.0.1:8080/callback", "an app on this computer"),
+        ("http://127.0.0.1:8080/callback", "an app on this computer (port 8080)"),
         ("http://[::1]/cb", "an app on this computer"),
-        ("http://localhost:3000/callback", "an app on this computer"),
+        ("http://localhost:3000/callback", "an app on this computer (port 3000)"),
         ("https://app.example.com/cb", "app.example.com"),
         ("https://App.Example.com:8443/cb", "app.example.com"),
         ("com.app:/cb", "com.app:/cb"),  # no host: the URI itself

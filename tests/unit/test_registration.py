@@ -116,6 +116,7 @@ def test_redirect_uri_is_checked_before_other_metadata() -> None:
         {"token_endpoint_auth_method": 1},
         {"scope": ["openid"]},
         {"client_name": 7},
+        {"dpop_bound_access_tokens": "true"},
     ],
 )
 def test_bad_metadata_is_invalid_client_metadata(members: dict[str, Any]) -> None:
@@ -136,8 +137,11 @@ def test_non_json_object_body_is_invalid_client_metadata(raw: bytes) -> None:
     ("members", "attr", "expected"),
     [
         ({"token_endpoint_auth_method": "client_secret_post"}, "token_endpoint_auth_method", "client_secret_post"),
-        ({"grant_types": ["refresh_token", "authorization_code"]}, "grant_types",
-         ["authorization_code", "refresh_token"]),
+        (
+            {"grant_types": ["refresh_token", "authorization_code"]},
+            "grant_types",
+            ["authorization_code", "refresh_token"],
+        ),
         ({"grant_types": ["authorization_code"]}, "grant_types", ["authorization_code"]),
         ({"id_token_signed_response_alg": "ES256"}, "id_token_signed_response_alg", "ES256"),
         ({"scope": "courses:read openid openid"}, "scope", "openid courses:read"),  # normalised

@@ -73,6 +73,18 @@ def test_malformed_resource_is_refused(value: str) -> None:
     assert canonical_resource(value) is None
 
 
-@pytest.mark.parametrize("value", ["https://example.com/a\x00", "https://example.com/a\x1b", "https://example.com/\x7f"])
+@pytest.mark.parametrize(
+    "value", ["https://example.com/a\x00", "https://example.com/a\x1b", "https://example.com/\x7f"]
+)
 def test_control_character_resource_is_refused(value: str) -> None:
     assert canonical_resource(value) is None
+
+
+def test_insufficient_scope_names_every_scope_the_operation_needs() -> None:
+    from courseschool.resource_api.web.principal import _insufficient
+
+    one = _insufficient(("courses:write",))
+    assert one.scope == "courses:write" and one.description == "this operation needs the courses:write scope"
+    several = _insufficient(("courses:read", "courses:write"))
+    assert several.scope == "courses:read courses:write"
+    assert several.body()["scope"] == "courses:read courses:write"

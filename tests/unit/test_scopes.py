@@ -6,6 +6,7 @@ import pytest
 
 from courseschool.common.scopes import (
     ALL_SCOPE_NAMES,
+    AREAS,
     BY_NAME,
     ROLE_CAPS,
     ROLES,
@@ -67,12 +68,20 @@ def test_every_scope_has_a_non_empty_description(scope) -> None:  # type: ignore
     ],
 )
 def test_area_scope_description_follows_the_seed_wording(name: str, description: str) -> None:
-    assert BY_NAME[name].description == description
+    assert BY_NAME[name].description.startswith(description + ": ")
 
 
-@pytest.mark.parametrize(("name", "area", "access"), [("courses:read", "courses", "read"),
-                                                      ("storage:write", "storage", "write"),
-                                                      ("openid", None, None)])
+def test_read_and_write_of_an_area_say_different_things() -> None:
+    for area in AREAS:
+        if area.accesses == ("read", "write"):
+            read, write = BY_NAME[f"{area.name}:read"].description, BY_NAME[f"{area.name}:write"].description
+            assert read != write and area.sees in read and area.changes in write
+
+
+@pytest.mark.parametrize(
+    ("name", "area", "access"),
+    [("courses:read", "courses", "read"), ("storage:write", "storage", "write"), ("openid", None, None)],
+)
 def test_scope_records_its_area_and_access(name: str, area: str | None, access: str | None) -> None:
     assert (BY_NAME[name].area, BY_NAME[name].access) == (area, access)
 

@@ -13,7 +13,11 @@ def test_defaults_apply_with_an_empty_environment() -> None:
     assert s.base_url == "http://127.0.0.1:8000"
     assert s.issuer == "http://127.0.0.1:8000"
     assert (s.access_token_ttl, s.id_token_ttl, s.code_ttl, s.interaction_ttl, s.session_ttl) == (
-        600, 600, 60, 900, 43200,
+        600,
+        600,
+        60,
+        900,
+        43200,
     )
     assert s.log_level == "info"
     assert s.log_format == "auto"

@@ -26,8 +26,10 @@ CLIENTS = InMemoryClients(
     make_client(client_id="no-hash", token_endpoint_auth_method="client_secret_post", secret_hash=None),
     make_client(client_id="disabled-public", disabled=True),
     make_client(
-        client_id="disabled-confidential", token_endpoint_auth_method="client_secret_post",
-        secret_hash=digest(SECRET), disabled=True,
+        client_id="disabled-confidential",
+        token_endpoint_auth_method="client_secret_post",
+        secret_hash=digest(SECRET),
+        disabled=True,
     ),
 )
 
@@ -35,20 +37,33 @@ CLIENTS = InMemoryClients(
 def test_full_form_is_parsed() -> None:
     form = parse_token_form(
         {
-            "grant_type": ["authorization_code"], "client_id": ["c"], "client_secret": ["s"], "code": ["k"],
-            "redirect_uri": ["http://127.0.0.1/cb"], "code_verifier": ["v"], "refresh_token": ["r"],
-            "scope": ["openid"], "resource": ["http://127.0.0.1:8000"],
+            "grant_type": ["authorization_code"],
+            "client_id": ["c"],
+            "client_secret": ["s"],
+            "code": ["k"],
+            "redirect_uri": ["http://127.0.0.1/cb"],
+            "code_verifier": ["v"],
+            "refresh_token": ["r"],
+            "scope": ["openid"],
+            "resource": ["http://127.0.0.1:8000"],
         }
     )
     assert form == TokenForm(
-        grant_type="authorization_code", client_id="c", client_secret="s", code="k",
-        redirect_uri="http://127.0.0.1/cb", code_verifier="v", refresh_token="r", scope="openid",
+        grant_type="authorization_code",
+        client_id="c",
+        client_secret="s",
+        code="k",
+        redirect_uri="http://127.0.0.1/cb",
+        code_verifier="v",
+        refresh_token="r",
+        scope="openid",
         resource=("http://127.0.0.1:8000",),
     )
 
 
 @pytest.mark.parametrize(
-    "name", ["grant_type", "client_id", "client_secret", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"]
+    "name",
+    ["grant_type", "client_id", "client_secret", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"],
 )
 def test_repeated_parameter_is_invalid_request(name: str) -> None:
     with pytest.raises(InvalidRequestError) as info:

@@ -7,7 +7,15 @@ import hashlib
 
 import pytest
 
-from courseschool.authz.protocol.tokens import TokenPolicy, access_token_claims, at_hash, id_token_claims, mint
+from courseschool.authz.protocol.tokens import (
+    TokenPolicy,
+    access_token_claims,
+    at_hash,
+    id_token_claims,
+    mint,
+    require_proof_if_bound,
+)
+from courseschool.common.errors import InvalidRequestError
 
 from .factories import RecordingSigner, make_client, make_grant, make_user
 
@@ -54,8 +62,9 @@ def test_access_token_claims_carry_rfc9068_and_school_claims() -> None:
 
 def test_access_token_jti_is_unique_per_token() -> None:
     grant = make_grant()
-    jtis = {access_token_claims(POLICY, grant=grant, scope="openid", resource=RESOURCE, now=NOW)["jti"]
-            for _ in range(50)}
+    jtis = {
+        access_token_claims(POLICY, grant=grant, scope="openid", resource=RESOURCE, now=NOW)["jti"] for _ in range(50)
+    }
     assert len(jtis) == 50
 
 
@@ -94,8 +103,16 @@ def test_mint_adds_id_token_only_when_openid_is_granted(scope: str, wants_id_tok
     client = make_client(client_id="client-1", id_token_signed_response_alg="ES256")
     grant = make_grant(client_id="client-1", user_id="user-1")
     out = mint(
-        POLICY, signer, client=client, grant=grant, user=make_user(id="user-1"), scope=scope, resource=RESOURCE,
-        nonce="abc", refresh_token="rt-1", now=NOW,
+        POLICY,
+        signer,
+        client=client,
+        grant=grant,
+        user=make_user(id="user-1"),
+        scope=scope,
+        resource=RESOURCE,
+        nonce="abc",
+        refresh_token="rt-1",
+        now=NOW,
     )
     assert out.access_token == f"at.user-1.{RESOURCE}.{scope.replace(' ', '+')}"
     assert out.token_type == "Bearer"
@@ -105,7 +122,7 @@ def test_mint_adds_id_token_only_when_openid_is_granted(scope: str, wants_id_tok
     assert len(signer.access_claims) == 1
     if wants_id_token:
         assert out.id_token == "id.ES256.client-1.abc"
-        (claims, alg), = signer.id_claims
+        ((claims, alg),) = signer.id_claims
         assert alg == "ES256"  # the client's registered algorithm
         assert claims["at_hash"] == _independent_at_hash(out.access_token)  # hash of the token actually issued
     else:
@@ -115,7 +132,39 @@ def test_mint_adds_id_token_only_when_openid_is_granted(scope: str, wants_id_tok
 
 def test_mint_without_refresh_token_leaves_it_out() -> None:
     out = mint(
-        POLICY, RecordingSigner(), client=make_client(), grant=make_grant(), user=make_user(), scope="courses:read",
-        resource=RESOURCE, nonce=None, refresh_token=None, now=NOW,
+        POLICY,
+        RecordingSigner(),
+        client=make_client(),
+        grant=make_grant(),
+        user=make_user(),
+        scope="courses:read",
+        resource=RESOURCE,
+        nonce=None,
+        refresh_token=None,
+        now=NOW,
     )
     assert out.refresh_token is None
+
+
+def test_without_a_proof_key_the_token_is_a_bearer_token_without_cnf() -> None:
+    signer = RecordingSigner()
+    out = mint(
+        POLICY,
+        signer,
+        client=make_client(),
+        grant=make_grant(),
+        user=make_user(),
+        scope="courses:read",
+        resource=RESOURCE,
+        nonce=None,
+        refresh_token=None,
+        now=NOW,
+    )
+    assert out.token_type == "Bearer" and "cnf" not in signer.access_claims[0]
+
+
+def test_a_client_registered_dpop_bound_must_send_a_proof() -> None:
+    require_proof_if_bound(make_client(), None)
+    require_proof_if_bound(make_client(dpop_bound_access_tokens=True), "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I")
+    with pytest.raises(InvalidRequestError, match="dpop_bound_access_tokens"):
+        require_proof_if_bound(make_client(dpop_bound_access_tokens=True), None)

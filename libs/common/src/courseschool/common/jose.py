@@ -18,6 +18,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet, RSAKey
 
 from .errors import InvalidTokenError
+from .jsonbody import decode_json
 from .secrets import new_token
 
 ACCESS_TOKEN_TYP = "at+jwt"
@@ -28,7 +29,8 @@ ID_TOKEN_ALGS = ("RS256", "ES256")
 def generate_signing_key(alg: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A new key for `alg`: (kid, private JWK, public JWK)."""
     kid = new_token(12)
-    params = {"kid": kid, "alg": alg, "use": "sig"}
+    params: Any = {"kid": kid, "alg": alg, "use": "sig"}
+    key: ECKey | RSAKey
     if alg == "ES256":
         key = ECKey.generate_key("P-256", parameters=params, private=True)
     elif alg == "RS256":
@@ -92,11 +94,12 @@ def key_set(public_jwks: Iterable[dict[str, Any]]) -> KeySet:
 
 def unverified_header(token: str) -> dict[str, Any]:
     """The JOSE header, for key selection only (never trusted for anything else)."""
+    head = token.split(".", 1)[0]
     try:
-        head = token.split(".", 1)[0]
-        header = msgspec.json.decode(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except Exception:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except ValueError:  # bad base64 (binascii.Error)
         raise InvalidTokenError("the access token is malformed") from None
+    header = decode_json(raw, invalid=lambda _: InvalidTokenError("the access token is malformed"))
     if not isinstance(header, dict):
         raise InvalidTokenError("the access token is malformed")
     return header
@@ -144,3 +147,21 @@ def verify_access_token(
     if not isinstance(nbf, int) or nbf - leeway > now:
         raise InvalidTokenError("the access token is not valid yet")
     return claims
+
+
+def verify_id_token_hint(token: str, keys: KeySet, *, issuer: str) -> dict[str, Any]:
+    """An ID token of ours presented back as a hint (OIDC RP-Initiated Logout 1.0 §2:
+    `id_token_hint`): signature and issuer must hold; an expired one is still a good
+    hint (the spec expects the OP to accept them). Raises InvalidTokenError."""
+    header = unverified_header(token)
+    if str(header.get("typ", "JWT")).upper() != "JWT" or header.get("alg") not in ID_TOKEN_ALGS:
+        raise InvalidTokenError("the ID token hint is not an ID token of this server")
+    try:
+        claims = jwt.decode(token, keys, algorithms=list(ID_TOKEN_ALGS)).claims
+    except JoseError:
+        raise InvalidTokenError("the ID token hint's signature is invalid") from None
+    except (ValueError, TypeError, KeyError):
+        raise InvalidTokenError("the ID token hint is malformed") from None
+    if claims.get("iss") != issuer or not isinstance(claims.get("sub"), str) or "aud" not in claims:
+        raise InvalidTokenError("the ID token hint was not issued by this server")
+    return dict(claims)

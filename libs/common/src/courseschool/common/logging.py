@@ -8,19 +8,34 @@ from __future__ import annotations
 
 import logging
 import sys
-from datetime import datetime, timezone
-from typing import TextIO
+from collections.abc import MutableMapping
+from datetime import UTC, datetime
+from typing import Any, TextIO
 
 import msgspec
 import structlog
+from structlog.typing import Processor
+
+from .metrics import count_audit_event
 
 REDACTED_KEYS = frozenset(
-    {"password", "client_secret", "code", "code_verifier", "refresh_token", "access_token",
-     "id_token", "token", "authorization", "cookie", "secret"}
+    {
+        "password",
+        "client_secret",
+        "code",
+        "code_verifier",
+        "refresh_token",
+        "access_token",
+        "id_token",
+        "token",
+        "authorization",
+        "cookie",
+        "secret",
+    }
 )
 
 
-def _redact(_: object, __: str, event: dict) -> dict:
+def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Last line of defence: a secret-looking key never reaches the output."""
     for key in list(event):
         if key.lower() in REDACTED_KEYS:
@@ -46,7 +61,7 @@ def configure_logging(level: str = "info", fmt: str = "auto") -> None:
     use_console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
     _request_stream = None if use_console else sys.stderr
     renderer = structlog.dev.ConsoleRenderer() if use_console else structlog.processors.JSONRenderer(serializer=_json)
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -54,9 +69,15 @@ def configure_logging(level: str = "info", fmt: str = "auto") -> None:
     ]
     # Records of the standard library (uvicorn, asyncpg, httpx) get the same format.
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=[
-        structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer,
-    ]))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+            ],
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))
@@ -87,8 +108,7 @@ def request_line(**fields: object) -> None:
         return
     event = structlog.contextvars.get_contextvars()
     event.update(fields)
-    event.update(event="request_handled", level="info",
-                 timestamp=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"))
+    event.update(event="request_handled", level="info", timestamp=datetime.now(UTC).isoformat().replace("+00:00", "Z"))
     stream.write(_encoder.encode(event).decode() + "\n")
     stream.flush()
 
@@ -97,9 +117,26 @@ def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(name)
 
 
-def audit(event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object) -> None:
+# Audit events are written whatever LOG_LEVEL says (the admin CLI runs at warning level,
+# and its actions must still be on record).
+_AUDIT_LEVEL = structlog.make_filtering_bound_logger(logging.INFO)
+
+
+def _audit_logger() -> Any:
+    config = structlog.get_config()
+    return structlog.wrap_logger(
+        config["logger_factory"](),
+        processors=config["processors"],
+        wrapper_class=_AUDIT_LEVEL,
+        context_class=config["context_class"],
+        logger_name="audit",
+    )
+
+
+def audit(
+    event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object
+) -> None:
     """A security or administration event: who did what to whom, through which client.
     The request id is added from the context. Never pass a secret here."""
-    structlog.get_logger("audit").info(
-        event, audit=True, actor=actor, subject=subject, client_id=client_id, **fields
-    )
+    _audit_logger().info(event, audit=True, actor=actor, subject=subject, client_id=client_id, **fields)
+    count_audit_event(event, {"actor": actor, **fields})

@@ -2,7 +2,10 @@
 three services' figures, told apart by the `service` label).
 
 Request counts and latency by route template and status, refusals by error code,
-tokens issued by grant type, cache hits and misses, and the database pools' use.
+tokens issued by grant type, cache hits and misses, and the database pools' use; the
+security events an operator watches (sign-ins, consents, refresh-token reuse, grants
+ended, metadata-document fetches) counted from the audit events, in one table here,
+so no use case increments a counter of its own; and when each signing key began.
 """
 
 from __future__ import annotations
@@ -14,13 +17,63 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, His
 
 REQUESTS = Counter("http_requests_total", "HTTP requests handled", ["service", "route", "method", "status"])
 LATENCY = Histogram(
-    "http_request_duration_seconds", "Time to answer an HTTP request", ["service", "route", "method"],
+    "http_request_duration_seconds",
+    "Time to answer an HTTP request",
+    ["service", "route", "method"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 ERRORS = Counter("oauth_errors_total", "Requests refused, by error code", ["service", "error"])
 TOKENS_ISSUED = Counter("oauth_tokens_issued_total", "Token responses issued, by grant type", ["grant_type"])
 CACHE = Counter("cache_requests_total", "Cache lookups, by cache and result", ["cache", "result"])
 POOL = Gauge("db_pool_connections", "Database pool connections", ["service", "state"])
+SIGN_INS = Counter("courseschool_sign_ins_total", "Sign-in attempts on the sign-in page, by result", ["result"])
+LOCKOUTS = Counter("courseschool_account_lockouts_total", "Accounts (or sources) locked after failed sign-ins")
+CONSENTS = Counter(
+    "courseschool_consents_total",
+    "Consent decisions: approved (every code issued on consent, remembered ones included), denied, remembered",
+    ["decision"],
+)
+REFRESH_REUSE = Counter(
+    "courseschool_refresh_token_reuse_total", "Rotated refresh tokens presented again (their grant is revoked)"
+)
+GRANTS_REVOKED = Counter(
+    "courseschool_grants_revoked_total", "Grants ended, by reason and by whom", ["reason", "actor"]
+)
+METADATA_FETCHES = Counter(
+    "courseschool_client_metadata_fetches_total", "Client ID Metadata Document fetches, by result", ["result"]
+)
+SIGNING_KEY_ACTIVATED = Gauge(
+    "courseschool_signing_key_activated_timestamp_seconds",
+    "When the active signing key of each algorithm began signing (Unix time)",
+    ["alg"],
+)
+
+# Audit event -> the counter child it moves (labels from the event's fields by name).
+_AUDITED: dict[str, tuple[Any, tuple[str, ...]]] = {
+    "login_succeeded": (SIGN_INS.labels("ok"), ()),
+    "login_failed": (SIGN_INS.labels("failed"), ()),
+    "login_locked": (SIGN_INS.labels("locked"), ()),
+    "account_locked": (LOCKOUTS, ()),
+    "consent_given": (CONSENTS.labels("approved"), ()),
+    "consent_denied": (CONSENTS.labels("denied"), ()),
+    "consent_remembered": (CONSENTS.labels("remembered"), ()),
+    "refresh_reused": (REFRESH_REUSE, ()),
+    "grant_revoked": (GRANTS_REVOKED, ("reason", "actor")),
+    "client_metadata_fetched": (METADATA_FETCHES.labels("ok"), ()),
+    "client_metadata_refused": (METADATA_FETCHES.labels("failed"), ()),
+}
+
+
+def count_audit_event(event: str, fields: dict[str, Any]) -> None:
+    """Move the counter an audit event stands for (called by `logging.audit`)."""
+    counted = _AUDITED.get(event)
+    if counted is None:
+        return
+    counter, label_names = counted
+    if label_names:
+        counter = counter.labels(*(str(fields.get(name) or "unknown") for name in label_names))
+    counter.inc()
+
 
 _pools: dict[str, Any] = {}
 
@@ -51,7 +104,8 @@ def record_request(service: str, route: str, method: str, status: int, seconds: 
     children = _children.get(key)
     if children is None:
         children = _children[key] = (
-            REQUESTS.labels(service, route, method, str(status)), LATENCY.labels(service, route, method)
+            REQUESTS.labels(service, route, method, str(status)),
+            LATENCY.labels(service, route, method),
         )
     children[0].inc()
     children[1].observe(seconds)

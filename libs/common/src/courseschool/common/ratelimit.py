@@ -7,6 +7,7 @@ replica then enforces the limit on its own share of the traffic).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -66,8 +67,11 @@ class RateLimiter:
         now = time.time()
         keyed = [(f"{self._prefix}:{k}:{int(now // r.window)}", r) for k, r in ((key, rate), *more)]
         try:
-            refused = int(await self._script(
-                keys=[k for k, _ in keyed], args=[v for _, r in keyed for v in (r.limit, r.window + 1)]))
+            refused = int(
+                await self._script(
+                    keys=[k for k, _ in keyed], args=[v for _, r in keyed for v in (r.limit, r.window + 1)]
+                )
+            )
         except (redis.exceptions.RedisError, OSError):
             refused = self._local_hits(keyed, now)
         if not refused:
@@ -93,7 +97,7 @@ class RateLimiter:
 
 
 class Lockout:
-    """Progressive lockout after repeated failures (login attempts per account):
+    """Progressive lockout after repeated failures (sign-in failures under a key):
     from the `threshold`-th failure within `window`, locked for `base` seconds,
     doubling with each further failure, at most `cap`."""
 
@@ -126,18 +130,14 @@ class Lockout:
             return self._local_failed(key)
         seconds = self._lock_seconds(failures)
         if seconds:
-            try:
+            with contextlib.suppress(redis.exceptions.RedisError, OSError):
                 await self._redis.set(f"{self._prefix}:lock:{key}", b"1", ex=seconds)
-            except (redis.exceptions.RedisError, OSError):
-                pass
         return seconds
 
     async def succeeded(self, key: str) -> None:
         self._local.pop(key, None)
-        try:
+        with contextlib.suppress(redis.exceptions.RedisError, OSError):
             await self._redis.delete(f"{self._prefix}:fail:{key}")
-        except (redis.exceptions.RedisError, OSError):
-            pass
 
     def _lock_seconds(self, failures: int) -> int:
         if failures < self._threshold:
@@ -153,3 +153,34 @@ class Lockout:
         seconds = self._lock_seconds(failures)
         self._local[key] = (first, failures, now + seconds)
         return seconds
+
+
+class Cooldown:
+    """At most one event per key every `seconds`: the first goes ahead and starts the
+    wait. Falls back to this process's memory while Redis cannot be reached."""
+
+    def __init__(self, redis: aioredis.Redis, prefix: str, *, seconds: int) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._seconds = seconds
+        self._local: dict[str, float] = {}  # key -> until
+
+    async def take(self, key: str) -> int:
+        """0: go ahead (the wait starts now); otherwise the seconds still to wait."""
+        name = f"{self._prefix}:{key}"
+        try:
+            if await self._redis.set(name, b"1", ex=self._seconds, nx=True):
+                return 0
+            return max(1, int(await self._redis.ttl(name)))
+        except (redis.exceptions.RedisError, OSError):
+            return self._local_take(key)
+
+    def _local_take(self, key: str) -> int:
+        now = time.time()
+        if len(self._local) > 50_000:
+            self._local = {k: until for k, until in self._local.items() if until > now}
+        until = self._local.get(key, 0.0)
+        if until > now:
+            return max(1, int(until - now + 0.999))
+        self._local[key] = now + self._seconds
+        return 0

@@ -7,6 +7,9 @@ import redis.asyncio as aioredis
 
 def create_redis(url: str) -> aioredis.Redis:
     return aioredis.from_url(
-        url, socket_timeout=2.0, socket_connect_timeout=2.0, health_check_interval=30,
+        url,
+        socket_timeout=2.0,
+        socket_connect_timeout=2.0,
+        health_check_interval=30,
         retry_on_timeout=False,
     )

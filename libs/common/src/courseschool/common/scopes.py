@@ -14,11 +14,15 @@ Access = Literal["read", "write"]
 
 @dataclass(frozen=True, slots=True)
 class Area:
-    """A resource area of the course-school API and the accesses its scopes grant."""
+    """A resource area of the course-school API, the accesses its scopes grant, and what
+    they let an app do, in the words a person approving access reads."""
 
     name: str  # scope prefix, e.g. "membership_plans"
     label: str  # human words, e.g. "membership plans"
     accesses: tuple[Access, ...]
+    sees: str = ""  # what :read lets an app see
+    changes: str = ""  # what :write lets an app do
+    about_people: bool = False  # holds personal data of students, members, customers or the user
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,28 +33,143 @@ class Scope:
     access: Access | None = None
 
 
-AREAS: tuple[Area, ...] = (
-    Area("courses", "courses", ("read", "write")),
-    Area("students", "students", ("read", "write")),
-    Area("members", "members", ("read", "write")),
-    Area("analytics", "analytics", ("read",)),
-    Area("curriculum", "curriculum", ("read", "write")),
-    Area("orders", "orders", ("read",)),
-    Area("school", "school", ("read", "write")),
-    Area("appearance", "appearance", ("read", "write")),
-    Area("events", "events", ("read", "write")),
-    Area("membership_plans", "membership plans", ("read", "write")),
-    Area("coupons", "coupons", ("read", "write")),
-    Area("posts", "posts", ("read", "write")),
-    Area("subscriptions", "subscriptions", ("read", "write")),
-    Area("digital_products", "digital products", ("read", "write")),
-    Area("comments", "comments", ("read",)),
-    Area("lecturers", "lecturers", ("read", "write")),
-    Area("storage", "storage", ("write",)),
-    Area("forms", "forms", ("read",)),
-    Area("pages", "pages", ("read", "write")),
-    Area("account", "account", ("read", "write")),
+# The resource areas, in the interface document's order. The resource API declares
+# each area's routes and model over these objects (resource_api/areas/registry.py).
+COURSES = Area(
+    "courses",
+    "courses",
+    ("read", "write"),
+    sees="courses, including drafts and prices",
+    changes="add, edit and delete courses",
 )
+STUDENTS = Area(
+    "students",
+    "students",
+    ("read", "write"),
+    sees="students, their email addresses and enrolments",
+    changes="add, edit and remove students and enrolments",
+    about_people=True,
+)
+MEMBERS = Area(
+    "members",
+    "members",
+    ("read", "write"),
+    sees="community members, their email addresses and plans",
+    changes="add, edit and remove members",
+    about_people=True,
+)
+ANALYTICS = Area("analytics", "analytics", ("read",), sees="figures about the school: students, revenue, enrolments")
+CURRICULUM = Area(
+    "curriculum",
+    "curriculum",
+    ("read", "write"),
+    sees="the sections and lessons of every course",
+    changes="change the sections and lessons of courses",
+)
+ORDERS = Area(
+    "orders", "orders", ("read",), sees="orders, with customers' email addresses and amounts", about_people=True
+)
+SCHOOL = Area(
+    "school",
+    "school",
+    ("read", "write"),
+    sees="the school's settings",
+    changes="change the school's name, contact and settings",
+)
+APPEARANCE = Area(
+    "appearance",
+    "appearance",
+    ("read", "write"),
+    sees="how the school's site looks",
+    changes="change the look of the school's site",
+)
+EVENTS = Area(
+    "events",
+    "events",
+    ("read", "write"),
+    sees="events, including unpublished ones",
+    changes="add, edit and delete events",
+)
+MEMBERSHIP_PLANS = Area(
+    "membership_plans",
+    "membership plans",
+    ("read", "write"),
+    sees="membership plans and their prices",
+    changes="add, edit and delete plans and prices",
+)
+COUPONS = Area(
+    "coupons", "coupons", ("read", "write"), sees="discount coupons", changes="create, edit and delete discount coupons"
+)
+POSTS = Area(
+    "posts", "posts", ("read", "write"), sees="blog posts, including drafts", changes="write, edit and delete posts"
+)
+SUBSCRIPTIONS = Area(
+    "subscriptions",
+    "subscriptions",
+    ("read", "write"),
+    sees="members' subscriptions",
+    changes="change and cancel members' subscriptions",
+    about_people=True,
+)
+DIGITAL_PRODUCTS = Area(
+    "digital_products",
+    "digital products",
+    ("read", "write"),
+    sees="digital products and their prices",
+    changes="add, edit and delete digital products",
+)
+COMMENTS = Area(
+    "comments", "comments", ("read",), sees="comments on courses and posts, with their authors", about_people=True
+)
+LECTURERS = Area(
+    "lecturers",
+    "lecturers",
+    ("read", "write"),
+    sees="lecturers' profiles and email addresses",
+    changes="add, edit and remove lecturers",
+    about_people=True,
+)
+STORAGE = Area("storage", "storage", ("write",), changes="upload files to the school's storage")
+FORMS = Area("forms", "forms", ("read",), sees="forms and how many people answered them")
+PAGES = Area(
+    "pages",
+    "pages",
+    ("read", "write"),
+    sees="the pages of the school's site, including drafts",
+    changes="add, edit and delete pages",
+)
+ACCOUNT = Area(
+    "account",
+    "account",
+    ("read", "write"),
+    sees="your own account settings",
+    changes="change your own account settings",
+    about_people=True,
+)
+
+AREAS: tuple[Area, ...] = (
+    COURSES,
+    STUDENTS,
+    MEMBERS,
+    ANALYTICS,
+    CURRICULUM,
+    ORDERS,
+    SCHOOL,
+    APPEARANCE,
+    EVENTS,
+    MEMBERSHIP_PLANS,
+    COUPONS,
+    POSTS,
+    SUBSCRIPTIONS,
+    DIGITAL_PRODUCTS,
+    COMMENTS,
+    LECTURERS,
+    STORAGE,
+    FORMS,
+    PAGES,
+    ACCOUNT,
+)
+
 
 IDENTITY_SCOPES: tuple[Scope, ...] = (
     Scope("openid", "Sign you in with your course-school account (OpenID Connect)"),
@@ -61,11 +180,12 @@ IDENTITY_SCOPES: tuple[Scope, ...] = (
 
 def _area_scopes() -> tuple[Scope, ...]:
     # A write scope does not include reading: reads always need the :read scope.
-    verbs = {"read": "Read access to", "write": "Write access to"}
     out = []
     for area in AREAS:
         for access in area.accesses:
-            out.append(Scope(f"{area.name}:{access}", f"{verbs[access]} {area.label}", area.name, access))
+            what = f"see {area.sees}" if access == "read" else area.changes
+            description = f"{access.capitalize()} access to {area.label}: {what}"
+            out.append(Scope(f"{area.name}:{access}", description, area.name, access))
     return tuple(out)
 
 
@@ -85,14 +205,18 @@ def _role_cap(role: Role) -> frozenset[str]:
         return frozenset(ALL_SCOPE_NAMES)
     if role == "lecturer":
         return frozenset(
-            identity
-            | {s.name for s in SCOPES if s.access == "read"}
-            | {f"{a}:write" for a in _LECTURER_WRITES}
+            identity | {s.name for s in SCOPES if s.access == "read"} | {f"{a}:write" for a in _LECTURER_WRITES}
         )
     return frozenset(identity | {"account:read", "account:write"})
 
 
 ROLE_CAPS: dict[Role, frozenset[str]] = {role: _role_cap(role) for role in ROLES}
+
+
+def writes_lost(old_role: str, new_role: str) -> frozenset[str]:
+    """The write scopes a change of role takes away (empty for a promotion)."""
+    lost = ROLE_CAPS.get(old_role, frozenset()) - ROLE_CAPS.get(new_role, frozenset())  # type: ignore[call-overload]
+    return frozenset(s for s in lost if BY_NAME[s].access == "write")
 
 
 def parse_scope(value: str) -> list[str]:

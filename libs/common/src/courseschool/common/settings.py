@@ -7,14 +7,21 @@ it, and raises `SettingsError` naming the variable on a missing or malformed val
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
 
+from .dpop import DpopPolicy
+from .forwarded import TrustedProxies
+
 S = TypeVar("S", bound="BaseSettings")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
 class SettingsError(Exception):
@@ -31,9 +38,18 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     internal_token: str | None = None
     db_pool_min: int = 0
     db_pool_max: int = 10
-    # Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
-    # addresses or networks, or "*" behind a proxy that overwrites the header).
-    forwarded_allow_ips: str = "127.0.0.1"
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
+    # addresses or networks, or "*": any peer, one hop); empty: nobody (forwarded.py).
+    forwarded_allow_ips: str = ""
+    # A throw-away demo (compose on a laptop, the dev cluster): the deployment files'
+    # placeholder secrets are accepted. Anywhere else they stop start-up.
+    dev: bool = False
+    # DPoP (RFC 9449) at every service that checks proofs: how far a proof's iat may be
+    # off this server's clock, either way; whether proofs must carry a server nonce, and
+    # how often the nonce changes.
+    dpop_proof_window: int = 60
+    dpop_nonce_required: bool = False
+    dpop_nonce_rotation: int = 300
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -41,10 +57,45 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
             raise ValueError("BASE_URL must be an absolute http(s) origin")
         if parts.path not in ("",) or parts.query or parts.fragment or self.base_url.endswith("/"):
             raise ValueError("BASE_URL must be an origin without path or trailing slash")
+        TrustedProxies(self.forwarded_allow_ips)
+        shipped = [f.name.upper() for f in msgspec.structs.fields(self) if is_placeholder(getattr(self, f.name))]
+        if shipped and not self.dev:
+            raise ValueError(
+                f"{', '.join(shipped)}: the placeholder of the deployment files (change-me); "
+                "set real secrets, or DEV=1 for a throw-away demo"
+            )
+        if not 5 <= self.dpop_proof_window <= 300:
+            raise ValueError("DPOP_PROOF_WINDOW must be between 5 and 300 seconds")
+        if not 30 <= self.dpop_nonce_rotation <= 86400:
+            raise ValueError("DPOP_NONCE_ROTATION must be between 30 and 86400 seconds")
 
     @property
     def issuer(self) -> str:
         return self.base_url
+
+    @property
+    def dpop_policy(self) -> DpopPolicy:
+        return DpopPolicy(
+            window=self.dpop_proof_window,
+            nonce_required=self.dpop_nonce_required,
+            nonce_rotation=self.dpop_nonce_rotation,
+        )
+
+
+def is_placeholder(value: object) -> bool:
+    """A placeholder the deployment files ship (deploy/compose.yaml, the dev overlay's
+    secrets.example.env): a value saying "change-me", or the base64url of a text that does
+    (their key-encryption key), wherever it appears (a password inside DATABASE_URL too)."""
+    if not isinstance(value, str):
+        return False
+    if "change-me" in value.lower():
+        return True
+    if not _BASE64URL.fullmatch(value):
+        return False
+    try:
+        return b"change-me" in base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).lower()
+    except (binascii.Error, ValueError):
+        return False
 
 
 def load_settings(cls: type[S], environ: Mapping[str, str] | None = None, **overrides: Any) -> S:

@@ -1,9 +1,6 @@
-"""The web pieces every service shares: error rendering, request ids, health.
-
-This is the only module of the shared lib that knows Litestar. Errors of every kind
-are rendered here, in one place, as the JSON shape of RFC 6749 §5.2; no handler of
-ours catches and renders errors itself.
-"""
+"""The web pieces every service shares: the app factory, request ids, health, the
+public documents, JSON answers. Errors are answered in `answers.py`; no handler of ours
+catches and renders errors itself."""
 
 from __future__ import annotations
 
@@ -12,104 +9,30 @@ import os
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
-import asyncpg
 import msgspec
-import redis.exceptions
 import structlog
 from litestar import Litestar, Request, Response, get
-from litestar.exceptions import HTTPException, MethodNotAllowedException
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.enums import ScopeType
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    HTTPScope,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
 
-from .errors import OAuthError, ServerError, TemporarilyUnavailableError
+from .answers import NO_STORE, answer_error
+from .dpop import ProofTarget
+from .errors import MethodNotAllowedError, NotFoundError
 from .http import none_match
-from .logging import get_logger, request_line
-from .metrics import ERRORS, record_request
-
-log = get_logger(__name__)
-
-NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-
-_HTTP_ERROR_CODES = {
-    400: "invalid_request",
-    401: "invalid_token",
-    403: "access_denied",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "request_too_large",
-    415: "unsupported_media_type",
-    422: "invalid_request",
-    429: "too_many_requests",
-    503: "temporarily_unavailable",
-}
-
-
-def error_response(err: OAuthError) -> Response[bytes]:
-    headers = {**NO_STORE, **err.headers}
-    return Response(
-        msgspec.json.encode(err.body()), status_code=err.status_code,
-        media_type="application/json", headers=headers,
-    )
-
-
-def _service_of(request: Request) -> str:
-    return getattr(request.app.state, "service_name", "unknown")
-
-
-def _oauth_error_handler(request: Request, exc: OAuthError) -> Response[bytes]:
-    ERRORS.labels(_service_of(request), exc.error).inc()
-    return error_response(exc)
-
-
-def _http_error_handler(request: Request, exc: HTTPException) -> Response[bytes]:
-    code = _HTTP_ERROR_CODES.get(exc.status_code, "invalid_request" if exc.status_code < 500 else "server_error")
-    ERRORS.labels(_service_of(request), code).inc()
-    err = OAuthError(_safe_detail(exc))
-    err.error = code  # type: ignore[misc]
-    err.status_code = exc.status_code  # type: ignore[misc]
-    if exc.headers:
-        err.headers.update(exc.headers)
-    if exc.status_code >= 500:
-        log.error("request_failed", path=request.url.path, status=exc.status_code)
-    return error_response(err)
-
-
-def _safe_detail(exc: HTTPException) -> str:
-    detail = str(exc.detail or "")
-    if exc.status_code >= 500:
-        return "the server could not complete the request"
-    # Litestar's validation messages name the parameter; they hold no secrets.
-    return detail[:300]
-
-
-def _unavailable_handler(request: Request, exc: Exception) -> Response[bytes]:
-    log.warning("dependency_unavailable", path=request.url.path, error=type(exc).__name__)
-    err = TemporarilyUnavailableError("a backing service is unavailable; try again shortly")
-    err.headers["Retry-After"] = "1"
-    return error_response(err)
-
-
-def _unexpected_handler(request: Request, exc: Exception) -> Response[bytes]:
-    log.exception("request_crashed", path=request.url.path, error=type(exc).__name__)
-    return error_response(ServerError("the server could not complete the request"))
-
-
-EXCEPTION_HANDLERS: dict[Any, Callable[..., Response[bytes]]] = {
-    OAuthError: _oauth_error_handler,
-    HTTPException: _http_error_handler,
-    asyncpg.PostgresConnectionError: _unavailable_handler,
-    asyncpg.exceptions.CannotConnectNowError: _unavailable_handler,
-    asyncpg.exceptions.OperatorInterventionError: _unavailable_handler,
-    asyncpg.InterfaceError: _unavailable_handler,
-    ConnectionError: _unavailable_handler,
-    OSError: _unavailable_handler,
-    TimeoutError: _unavailable_handler,
-    redis.exceptions.ConnectionError: _unavailable_handler,
-    redis.exceptions.TimeoutError: _unavailable_handler,
-    Exception: _unexpected_handler,
-}
+from .logging import request_line
+from .metrics import record_request
+from .secrets import same
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 REQUEST_ID_HEADER = "x-request-id"
@@ -126,7 +49,7 @@ class RequestMiddleware:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
         request_id = ""
@@ -173,18 +96,23 @@ async def send_document(
     §13.1.2) with a 304. For the public documents every client fetches (discovery,
     JWKS): as a raw ASGI handler it skips the framework's per-request parameter and
     response machinery, and still passes the routing, errors and RequestMiddleware."""
-    if scope["method"] not in ("GET", "HEAD"):
-        raise MethodNotAllowedException(headers={"Allow": "GET, HEAD"})
+    method = cast(HTTPScope, scope)["method"]
+    if method not in ("GET", "HEAD"):
+        err = MethodNotAllowedError(f"{method} is not allowed here; use GET or HEAD")
+        err.headers["Allow"] = "GET, HEAD"
+        raise err
     tag = etag.encode()
     headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), (b"access-control-allow-origin", b"*")]
     condition = next((value for name, value in scope["headers"] if name == b"if-none-match"), None)
     if condition is not None and none_match(condition, tag):
-        await send({"type": "http.response.start", "status": 304, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
+        await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
+        await send(HTTPResponseBodyEvent(type="http.response.body", body=b"", more_body=False))
         return
     headers += [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+    await send(HTTPResponseStartEvent(type="http.response.start", status=200, headers=headers))
+    await send(
+        HTTPResponseBodyEvent(type="http.response.body", body=b"" if method == "HEAD" else body, more_body=False)
+    )
 
 
 def current_request_id() -> str | None:
@@ -215,7 +143,7 @@ def health_handlers(checks: dict[str, ReadyCheck]) -> list[Any]:
             try:
                 await check()
                 results[name] = "ok"
-            except Exception as exc:  # any failure means not ready
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready
                 results[name] = f"unavailable: {type(exc).__name__}"
         ready = all(v == "ok" for v in results.values())
         body = msgspec.json.encode({"status": "ok" if ready else "unavailable", "checks": results})
@@ -236,9 +164,35 @@ def service_app(
 
     return Litestar(
         route_handlers=[*route_handlers, *health_handlers(ready_checks), metrics],
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={Exception: answer_error},
+        openapi_config=None,  # the one description is the discovery service's /openapi.json
         middleware=[DefineMiddleware(RequestMiddleware, service=service)],
         logging_config=None,
         state=State({"service_name": service}),
         **options,
     )
+
+
+def json_response(body: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers or {})
+
+
+def no_store_json(body: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
+    """A JSON answer that must not be cached (tokens, credentials, per-caller data)."""
+    return json_response(body, status=status, headers={**NO_STORE, **(headers or {})})
+
+
+def proof_target(request: Request[Any, Any, Any], base_url: str) -> ProofTarget:
+    """What a DPoP proof sent with this request must match (RFC 9449 §4.3): the method,
+    the URI as the client addressed it (the public origin and the path as sent; the
+    query does not count), and every `DPoP` header field."""
+    raw = request.scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else request.url.path
+    return ProofTarget(method=request.method, url=base_url + path, proofs=tuple(request.headers.getall("dpop", [])))
+
+
+def check_internal(request: Request[Any, Any, Any], expected: str | None) -> None:
+    """`/internal/*`: only for the other services, with the shared INTERNAL_TOKEN; for
+    anyone else the path does not exist (compared in constant time)."""
+    if not expected or not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
+        raise NotFoundError("not found")

@@ -1,20 +1,23 @@
-"""`python -m courseschool.authz migrate|serve`."""
+"""`python -m courseschool.authz migrate|serve|admin`."""
 
 import sys
-from pathlib import Path
 
 from courseschool.common.cli import service_main
 
+from .app import MIGRATIONS, create_app
 from .settings import AuthzSettings
-from .web.app import create_app
-
-MIGRATIONS = Path(__file__).parent / "migrations"
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["admin"]:
         from .admin_cli import main as admin_main
 
         sys.exit(admin_main(sys.argv[2:]))
-    sys.exit(service_main(
-        service="authz", settings_cls=AuthzSettings, create_app=create_app, migrations=MIGRATIONS, default_port=8001,
-    ))
+    sys.exit(
+        service_main(
+            service="authz",
+            settings_cls=AuthzSettings,
+            create_app=create_app,
+            migrations=MIGRATIONS,
+            default_port=8001,
+        )
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.dpop import ALGORITHMS as DPOP_ALGORITHMS
 from courseschool.common.scopes import ALL_SCOPE_NAMES
 
 from .protocol.pkce import SUPPORTED_METHODS
@@ -23,6 +24,7 @@ def authorization_server_metadata(settings: AuthzSettings) -> dict[str, Any]:
         "jwks_uri": f"{base}/api/oauth/jwks",
         "userinfo_endpoint": f"{base}/api/oauth/userinfo",
         "revocation_endpoint": f"{base}/api/oauth/revoke",
+        "end_session_endpoint": f"{base}/oauth/logout",
         "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
         "introspection_endpoint": f"{base}/api/oauth/introspect",
         "introspection_endpoint_auth_methods_supported": ["client_secret_post"],
@@ -36,6 +38,7 @@ def authorization_server_metadata(settings: AuthzSettings) -> dict[str, Any]:
         "authorization_response_iss_parameter_supported": True,
         "client_id_metadata_document_supported": settings.cimd_enabled,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
+        "dpop_signing_alg_values_supported": list(DPOP_ALGORITHMS),
     }
 
 
@@ -47,8 +50,19 @@ def openid_configuration(settings: AuthzSettings) -> dict[str, Any]:
             "id_token_signing_alg_values_supported": list(ID_TOKEN_ALGS),
             "userinfo_signing_alg_values_supported": ["none"],
             "claims_supported": [
-                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "azp",
-                "name", "preferred_username", "email", "email_verified",
+                "sub",
+                "iss",
+                "aud",
+                "exp",
+                "iat",
+                "auth_time",
+                "nonce",
+                "at_hash",
+                "azp",
+                "name",
+                "preferred_username",
+                "email",
+                "email_verified",
             ],
             "claims_parameter_supported": False,
             "request_parameter_supported": False,

@@ -41,14 +41,28 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     cimd_allow_private: bool = False
     cimd_ca_bundle: str | None = None
 
-    # Abuse limits, LIMIT/SECONDS; login lockout doubles from LOGIN_LOCKOUT_BASE seconds
-    # once an account has LOGIN_LOCKOUT_THRESHOLD failures within 15 minutes.
+    # Abuse limits, LIMIT/SECONDS; sign-in lockout (README, "Security model"): an
+    # address is locked out of an account for LOGIN_LOCKOUT_BASE seconds, doubling, once
+    # it has LOGIN_LOCKOUT_THRESHOLD failures there within 15 minutes, and out of every
+    # account after LOGIN_SOURCE_THRESHOLD failures; an account with
+    # LOGIN_ACCOUNT_CEILING failures from anywhere gives each address one attempt per
+    # LOGIN_SLOW_COOLDOWN seconds.
     rate_register_per_ip: str = "20/3600"
     rate_token_per_ip: str = "300/60"
     rate_token_per_client: str = "120/60"
     rate_login_per_ip: str = "30/300"
+    # Anonymous, and each call holds a pending request in Redis for INTERACTION_TTL;
+    # generous, since a whole school may sign in from behind one address.
+    rate_authorize_per_ip: str = "120/60"
     login_lockout_threshold: int = 5
     login_lockout_base: int = 30
+    login_source_threshold: int = 20
+    login_account_ceiling: int = 20
+    login_slow_cooldown: int = 10
+    # Password hashing off the event loop: this many at once (0: one per core), and at
+    # most this many more waiting; beyond that a sign-in is refused with 503.
+    password_hash_workers: int = 0
+    password_hash_queue: int = 32
     # Dynamically registered clients that never complete a grant are removed after this.
     unused_client_ttl: int = 7 * 86400
     # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
@@ -60,16 +74,33 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in (
-            "access_token_ttl", "id_token_ttl", "code_ttl", "interaction_ttl", "session_ttl",
-            "refresh_token_idle_ttl", "refresh_token_absolute_ttl", "key_rotation_interval", "key_publish_lead",
+            "access_token_ttl",
+            "id_token_ttl",
+            "code_ttl",
+            "interaction_ttl",
+            "session_ttl",
+            "refresh_token_idle_ttl",
+            "refresh_token_absolute_ttl",
+            "key_rotation_interval",
+            "key_publish_lead",
             "key_reload_interval",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
         for name in ("rate_register_per_ip", "rate_token_per_ip", "rate_token_per_client", "rate_login_per_ip"):
             self.rate(name)
-        if self.login_lockout_threshold < 1 or self.login_lockout_base < 1:
-            raise ValueError("LOGIN_LOCKOUT_THRESHOLD and LOGIN_LOCKOUT_BASE must be positive")
+        self.rate("rate_authorize_per_ip")
+        for name in (
+            "login_lockout_threshold",
+            "login_lockout_base",
+            "login_source_threshold",
+            "login_account_ceiling",
+            "login_slow_cooldown",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name.upper()} must be positive")
+        if self.password_hash_workers < 0 or self.password_hash_queue < 0:
+            raise ValueError("PASSWORD_HASH_WORKERS and PASSWORD_HASH_QUEUE must not be negative")
         if self.admin_token is not None and len(self.admin_token) < 32:
             raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:

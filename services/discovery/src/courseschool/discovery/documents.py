@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -43,7 +43,10 @@ def make_document(body: bytes) -> Document:
 
 class DocumentCache:
     def __init__(
-        self, upstreams: dict[str, httpx.AsyncClient], internal_token: str | None, ttl: int,
+        self,
+        upstreams: dict[str, httpx.AsyncClient],
+        internal_token: str | None,
+        ttl: int,
         redis: aioredis.Redis | None = None,
     ) -> None:
         self._upstreams = upstreams
@@ -94,7 +97,7 @@ class DocumentCache:
         if self._redis is None:
             return None
         try:
-            body = await self._redis.get(_REDIS_PREFIX + key)
+            body = cast(bytes | None, await self._redis.get(_REDIS_PREFIX + key))
         except (redis.exceptions.RedisError, OSError):
             return None
         return make_document(body) if body else None

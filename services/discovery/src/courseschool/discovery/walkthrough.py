@@ -13,6 +13,7 @@ import re
 from importlib import resources
 from urllib.parse import quote
 
+from courseschool.common.dpop import ALGORITHMS as DPOP_ALGORITHMS
 from courseschool.common.scopes import AREAS, IDENTITY_SCOPES, ROLE_CAPS, ROLES, SCOPES
 from courseschool.resource_api.areas.registry import AREA_SPECS, AreaSpec
 
@@ -27,14 +28,18 @@ def _cell(text: str) -> str:
 
 def scope_table() -> str:
     """One row per identity scope, one per area (its `:read` / `:write` pair, as the
-    interface document lists them; the registry words the `:write` scope of a pair
-    so that it describes the pair)."""
+    interface document lists them), each access described in its own words."""
     rows = ["| Scope | What it grants |", "| --- | --- |"]
     rows += [f"| `{s.name}` | {_cell(s.description)} |" for s in IDENTITY_SCOPES]
     for area in AREAS:
         scopes = [s for s in SCOPES if s.area == area.name]
         names = " / ".join(f"`{s.name}`" for s in scopes)
-        rows.append(f"| {names} | {_cell(scopes[-1].description)} |")
+        said = []
+        if "read" in area.accesses:
+            said.append(f"`:read`: see {area.sees}")
+        if "write" in area.accesses:
+            said.append(f"`:write`: {area.changes}")
+        rows.append(f"| {names} | {_cell('; '.join(said))} |")
     return "\n".join(rows)
 
 
@@ -63,7 +68,9 @@ def role_summary() -> str:
 
 def _anonymous(spec: AreaSpec) -> str:
     if spec.public:
-        return "yes: published items only (filter with `?school=<slug>`)"
+        hidden = ", ".join(f"`{f}`" for f in spec.private_fields)
+        without = f", without {hidden}" if hidden else ""
+        return f"yes: published items only{without} (filter with `?school=<slug>`)"
     if spec.kind == "upload":
         return f"downloads only: `GET {API}/{spec.path}/{{id}}`"
     return "no (403)"
@@ -93,6 +100,7 @@ def render_walkthrough(base_url: str) -> bytes:
         "scope_table": scope_table(),
         "role_summary": role_summary(),
         "area_table": area_table(),
+        "dpop_algs": " ".join(DPOP_ALGORITHMS),
     }
 
     def fill(match: re.Match[str]) -> str:

@@ -8,7 +8,12 @@ from .app import MIGRATIONS, create_app
 from .settings import ResourceSettings
 
 if __name__ == "__main__":
-    sys.exit(service_main(
-        service="resource_api", settings_cls=ResourceSettings, create_app=create_app, migrations=MIGRATIONS,
-        default_port=8002,
-    ))
+    sys.exit(
+        service_main(
+            service="resource_api",
+            settings_cls=ResourceSettings,
+            create_app=create_app,
+            migrations=MIGRATIONS,
+            default_port=8002,
+        )
+    )

@@ -43,7 +43,8 @@ async def school_figures(pool: asyncpg.Pool, school_id: str, start: dt.datetime,
     return {
         "period": {"from": start.isoformat(), "to": end.isoformat()},
         "totals": {
-            "students": counts.get("students", 0), "members": counts.get("members", 0),
+            "students": counts.get("students", 0),
+            "members": counts.get("members", 0),
             "courses": counts.get("courses", 0),
         },
         "new_students": new_students,

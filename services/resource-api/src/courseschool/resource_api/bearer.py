@@ -7,17 +7,22 @@ Two modes, chosen by TOKEN_VALIDATION:
   cached in Redis under a digest of the token, never longer than the token lives.
 
 Either way the revocation state comes from the feed the authorization server
-publishes (`RevocationFeed`); verified tokens are kept in an in-process cache so the
+publishes (`revocation_feed.py`); verified tokens are kept in an in-process cache so the
 hot path makes no signature check and no network call. When the feed is lost, the
 cache is dropped and every token is introspected, uncached, until the feed is back.
+
+A DPoP-bound token (`cnf.jkt`, from the JWT or from introspection) is checked against
+the request's proof on every request, cached or not (RFC 9449 §7: the proof is per
+request); a bearer token costs nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import time
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import msgspec
@@ -25,11 +30,15 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from joserfc.jwk import KeySet
 
+from courseschool.common.bearer import Credentials
+from courseschool.common.clock import Clock, SystemClock
+from courseschool.common.dpop import DpopChecker, ProofTarget, check_sender, confirmation_jkt
 from courseschool.common.errors import InvalidTokenError, TemporarilyUnavailableError
 from courseschool.common.jose import key_set, unverified_header, verify_access_token
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import CACHE
-from courseschool.common.revocation import CHANNEL, RevocationEvent
+
+from .revocation_feed import RevocationFeed
 
 log = get_logger(__name__)
 
@@ -45,6 +54,7 @@ class Principal(msgspec.Struct, frozen=True, kw_only=True):
     jti: str | None = None
     grant_id: str | None = None
     exp: int = 0
+    jkt: str | None = None  # the DPoP key the token is bound to (RFC 9449 §6)
 
 
 ANONYMOUS = Principal(anonymous=True)
@@ -55,113 +65,20 @@ def principal_from_claims(claims: dict[str, Any]) -> Principal:
     if not isinstance(school_id, str):
         raise InvalidTokenError("the access token names no school")
     return Principal(
-        anonymous=False, sub=str(claims["sub"]), client_id=str(claims.get("client_id")), school_id=school_id,
-        scopes=frozenset(str(claims.get("scope", "")).split()), jti=str(claims.get("jti")),
-        grant_id=str(claims["grant_id"]) if claims.get("grant_id") else None, exp=int(claims["exp"]),
+        anonymous=False,
+        sub=str(claims["sub"]),
+        client_id=str(claims.get("client_id")),
+        school_id=school_id,
+        scopes=frozenset(str(claims.get("scope", "")).split()),
+        jti=str(claims.get("jti")),
+        grant_id=str(claims["grant_id"]) if claims.get("grant_id") else None,
+        exp=int(claims["exp"]),
+        jkt=confirmation_jkt(claims),
     )
 
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-class Clock(Protocol):
-    def now(self) -> int: ...
-
-
-class WallClock:
-    def now(self) -> int:
-        return int(time.time())
-
-
-class RevocationFeed:
-    """The revoked grants and token ids, kept in memory from the Redis feed.
-
-    `healthy` is true only while subscribed and after the set was (re)loaded; while it
-    is false nothing may be trusted from memory, and callers ask the authorization
-    server instead.
-    """
-
-    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None, loader: Any = None) -> None:
-        self._redis = redis
-        # Asks the authorization server for the current revocations (the record in
-        # Postgres), so that a flushed Redis cannot make a revoked token good again.
-        self._loader = loader
-        self._grants: set[str] = set()
-        self._jtis: set[str] = set()
-        self._on_change = on_change or (lambda: None)
-        self.healthy = False
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
-
-    def revoked(self, principal: Principal) -> bool:
-        return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def stop(self) -> None:
-        # The flag as well as the cancellation: the Redis client can swallow a
-        # cancellation that lands inside one of its own time-outs.
-        self._stopping = True
-        if self._task:
-            self._task.cancel()
-            await asyncio.wait([self._task], timeout=3)
-
-    async def wait_healthy(self, timeout: float = 5.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self.healthy and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        return self.healthy
-
-    def _apply(self, event: RevocationEvent) -> None:
-        if event.grant_id:
-            self._grants.add(event.grant_id)
-        if event.jti:
-            self._jtis.add(event.jti)
-        self._on_change()
-
-    async def _load(self) -> None:
-        grants: set[str] = set()
-        jtis: set[str] = set()
-        async for key in self._redis.scan_iter(match="revoked:*", count=1000):
-            kind, _, value = key.decode().removeprefix("revoked:").partition(":")
-            (grants if kind == "grant" else jtis).add(value)
-        if self._loader is not None:
-            record = await self._loader()
-            grants.update(record["grant_ids"])
-            jtis.update(record["jtis"])
-        self._grants, self._jtis = grants, jtis
-
-    async def _run(self) -> None:
-        delay = 0.2
-        while not self._stopping:
-            pubsub = self._redis.pubsub()
-            try:
-                await pubsub.subscribe(CHANNEL)
-                await self._load()  # after subscribing: nothing published in between is lost
-                self.healthy = True
-                self._on_change()
-                delay = 0.2
-                log.info("revocation_feed_connected")
-                while not self._stopping:  # short waits, so that stopping is never held up
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                    if message is not None and message.get("type") == "message":
-                        self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the connection is gone: trust nothing cached
-                if self.healthy:
-                    log.warning("revocation_feed_lost", error=type(exc).__name__)
-                self.healthy = False
-                self._on_change()
-            finally:
-                try:
-                    await pubsub.aclose()
-                except Exception:
-                    pass
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
 
 
 class JwksCache:
@@ -217,7 +134,8 @@ class Introspector:
             raise TemporarilyUnavailableError("token introspection is not configured")
         try:
             response = await self._http.post(
-                "/api/oauth/introspect", timeout=3.0,
+                "/api/oauth/introspect",
+                timeout=3.0,
                 data={"token": token, "client_id": self._client_id, "client_secret": self._client_secret},
             )
         except httpx.HTTPError:
@@ -225,21 +143,6 @@ class Introspector:
         if response.status_code != 200:
             log.error("introspection_refused", status=response.status_code)
             raise TemporarilyUnavailableError("token introspection failed")
-        return response.json()
-
-
-class RevocationSource:
-    """The authorization server's current revocations, over its internal endpoint."""
-
-    def __init__(self, http: httpx.AsyncClient, internal_token: str | None) -> None:
-        self._http = http
-        self._token = internal_token
-
-    async def __call__(self) -> dict[str, list[str]]:
-        response = await self._http.get(
-            "/internal/revocations", headers={"Authorization": f"Bearer {self._token}"}, timeout=3.0
-        )
-        response.raise_for_status()
         return response.json()
 
 
@@ -257,6 +160,7 @@ class BearerVerifier:
         introspector: Introspector,
         redis: aioredis.Redis,
         cache_ttl: int,
+        dpop: DpopChecker,
         clock: Clock | None = None,
         revocations: Any = None,
     ) -> None:
@@ -268,13 +172,20 @@ class BearerVerifier:
         self._introspector = introspector
         self._redis = redis
         self._cache_ttl = cache_ttl
-        self._clock = clock or WallClock()
+        self._dpop = dpop
+        self._clock = clock or SystemClock()
         self._verified: dict[str, Principal] = {}  # token digest -> principal
         self.feed = RevocationFeed(redis, on_change=self._verified.clear, loader=revocations)
 
-    async def verify(self, token: str) -> Principal:
-        if len(token) > 8192:
-            raise InvalidTokenError("the access token is malformed")
+    async def verify(self, credentials: Credentials, target: ProofTarget) -> Principal:
+        """The token's principal, once the request proved the token's DPoP key if it has one."""
+        principal = await self._principal(credentials.token)
+        await check_sender(
+            self._dpop, scheme=credentials.scheme, token=credentials.token, jkt=principal.jkt, target=target
+        )
+        return principal
+
+    async def _principal(self, token: str) -> Principal:
         now = self._clock.now()
         digest = token_digest(token)
         if not self.feed.healthy:
@@ -327,8 +238,6 @@ class BearerVerifier:
         principal = principal_from_claims(answer)
         ttl = min(self._cache_ttl, principal.exp - self._clock.now())
         if use_cache and ttl > 0:
-            try:
+            with contextlib.suppress(redis.exceptions.RedisError, OSError):
                 await self._redis.set(key, msgspec.json.encode(principal), ex=ttl)
-            except (redis.exceptions.RedisError, OSError):
-                pass
         return principal

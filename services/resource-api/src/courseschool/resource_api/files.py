@@ -67,8 +67,14 @@ class PgFileStore:
 
     async def save(self, school_id: str, filename: str, content_type: str, content: bytes) -> dict[str, Any]:
         row = await self._pool.fetchrow(
-            _INSERT, uuid.uuid4(), uuid.UUID(school_id), filename, content_type, len(content),
-            hashlib.sha256(content).digest(), content,
+            _INSERT,
+            uuid.uuid4(),
+            uuid.UUID(school_id),
+            filename,
+            content_type,
+            len(content),
+            hashlib.sha256(content).digest(),
+            content,
         )
         return {**dict(row), "created_at": row["created_at"].isoformat()}
 

@@ -1,5 +1,5 @@
 """Storage of resource items and singletons: plain SQL over `api_items` and
-`api_singletons`, and the opaque list cursor."""
+`api_singletons`, and the opaque list cursor. (Schools: `schools.py`.)"""
 
 from __future__ import annotations
 
@@ -45,11 +45,6 @@ INSERT INTO api_singletons (school_id, area, owner, data) VALUES ($1, $2, $3, $4
 ON CONFLICT (school_id, area, owner) DO UPDATE SET data = EXCLUDED.data, updated_at = clock_timestamp()
 RETURNING data, updated_at
 """
-_SCHOOL_BY_REF = "SELECT id::text FROM api_schools WHERE slug = $1 OR id::text = $1"
-_UPSERT_SCHOOL = """
-INSERT INTO api_schools (id, slug) VALUES ($1, $2)
-ON CONFLICT (id) DO UPDATE SET slug = EXCLUDED.slug
-"""
 
 
 class Conflict(Exception):
@@ -79,8 +74,11 @@ def decode_cursor(cursor: str) -> tuple[dt.datetime, uuid.UUID]:
 
 def _out(row: asyncpg.Record) -> dict[str, Any]:
     return {
-        "id": row["id"], "school_id": row["school_id"], **row["data"],
-        "created_at": row["created_at"].isoformat(), "updated_at": row["updated_at"].isoformat(),
+        "id": row["id"],
+        "school_id": row["school_id"],
+        **row["data"],
+        "created_at": row["created_at"].isoformat(),
+        "updated_at": row["updated_at"].isoformat(),
     }
 
 
@@ -95,24 +93,26 @@ class PgItemStore:
     def __init__(self, pool: asyncpg.Pool | asyncpg.Connection) -> None:
         self._pool = pool
 
-    async def school_id(self, ref: str) -> str | None:
-        """A school's id from its id (no query) or its catalogue slug."""
-        try:
-            return str(uuid.UUID(ref))
-        except ValueError:
-            return await self._pool.fetchval(_SCHOOL_BY_REF, ref)
-
-    async def upsert_school(self, school_id: str, slug: str) -> None:
-        await self._pool.execute(_UPSERT_SCHOOL, uuid.UUID(school_id), slug)
-
     async def list(
-        self, spec: AreaSpec, *, school_id: str | None, published: bool | None, updated_since: dt.datetime | None,
-        cursor: str | None, limit: int,
+        self,
+        spec: AreaSpec,
+        *,
+        school_id: str | None,
+        published: bool | None,
+        updated_since: dt.datetime | None,
+        cursor: str | None,
+        limit: int,
     ) -> Page:
         after, after_id = decode_cursor(cursor) if cursor else (None, None)
         rows = await self._pool.fetch(
-            _LIST, spec.name, uuid.UUID(school_id) if school_id else None, published, updated_since, after,
-            after_id, limit + 1,
+            _LIST,
+            spec.name,
+            uuid.UUID(school_id) if school_id else None,
+            published,
+            updated_since,
+            after,
+            after_id,
+            limit + 1,
         )
         more = len(rows) > limit
         rows = rows[:limit]
@@ -132,18 +132,30 @@ class PgItemStore:
     async def create(self, spec: AreaSpec, school_id: str, data: dict[str, Any]) -> dict[str, Any]:
         try:
             row = await self._pool.fetchrow(
-                _INSERT, uuid.uuid4(), uuid.UUID(school_id), spec.name, unique_value(spec, data),
-                bool(data.get("published", False)), data,
+                _INSERT,
+                uuid.uuid4(),
+                uuid.UUID(school_id),
+                spec.name,
+                unique_value(spec, data),
+                bool(data.get("published", False)),
+                data,
             )
         except asyncpg.UniqueViolationError:
             raise Conflict(spec.unique) from None
         return _out(row)
 
-    async def replace(self, spec: AreaSpec, school_id: str, item_id: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    async def replace(
+        self, spec: AreaSpec, school_id: str, item_id: str, data: dict[str, Any]
+    ) -> dict[str, Any] | None:
         try:
             row = await self._pool.fetchrow(
-                _UPDATE, uuid.UUID(item_id), uuid.UUID(school_id), data, unique_value(spec, data),
-                bool(data.get("published", False)), spec.name,
+                _UPDATE,
+                uuid.UUID(item_id),
+                uuid.UUID(school_id),
+                data,
+                unique_value(spec, data),
+                bool(data.get("published", False)),
+                spec.name,
             )
         except asyncpg.UniqueViolationError:
             raise Conflict(spec.unique) from None

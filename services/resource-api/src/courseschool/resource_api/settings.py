@@ -22,11 +22,15 @@ class ResourceSettings(BaseSettings, kw_only=True, frozen=True):
     introspection_cache_ttl: int = 300  # never longer than the token lives
     page_size_default: int = 20
     page_size_max: int = 100
+    # Seconds an anonymous catalogue page is kept and may be cached by clients (0: never).
+    catalogue_cache_ttl: float = 2.0
     upload_max_bytes: int = 5 * 1024 * 1024
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 0 <= self.token_leeway <= 300:
             raise ValueError("TOKEN_LEEWAY must be between 0 and 300 seconds")
+        if not 0 <= self.catalogue_cache_ttl <= 300:
+            raise ValueError("CATALOGUE_CACHE_TTL must be between 0 and 300 seconds")
         if not 1 <= self.page_size_default <= self.page_size_max <= 1000:
             raise ValueError("PAGE_SIZE_DEFAULT and PAGE_SIZE_MAX must satisfy 1 <= default <= max <= 1000")

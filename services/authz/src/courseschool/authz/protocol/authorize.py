@@ -5,6 +5,10 @@ Validation happens in two phases (RFC 6749 §4.1.2.1): until the client and its
 redirect URI are known good, an error must not redirect anywhere
 (`UnsafeRequestError`, shown to the user as a page); after that, errors go back to
 the client's redirect URI (`AuthorizationError`, carrying `state`).
+
+Every value kept while the person signs in is bounded (the parameters as a whole,
+and `state`, `nonce`, `scope` and `login_hint` each), so an anonymous request can
+only ever hold a few kilobytes of the server's memory.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from courseschool.common.dpop import is_thumbprint
 from courseschool.common.errors import (
     InvalidRequestError,
     InvalidScopeError,
     InvalidTargetError,
     OAuthError,
+    RedirectError,
     RequestNotSupportedError,
     RequestUriNotSupportedError,
     UnsupportedResponseTypeError,
@@ -29,32 +35,33 @@ from . import pkce
 from .models import Client
 from .ports import ClientStore
 from .redirect_uris import find_redirect_uri
+from .redirects import error_redirect_url
 
 PROMPTS = frozenset({"none", "login", "consent", "select_account"})
 MAX_STATE = 2048
 MAX_NONCE = 512
 MAX_SCOPE = 4096
 MAX_CLIENT_ID = 512
+MAX_LOGIN_HINT = 320  # an email address at most (RFC 5321 §4.5.3.1)
+MAX_PARAMETERS = 8192  # every name and value of the request together, in characters
 
 Params = Mapping[str, Sequence[str]]
 
 
-class UnsafeRequestError(Exception):
+class UnsafeRequestError(InvalidRequestError):
     """The client or redirect URI cannot be trusted: never redirect, show a page."""
 
-    def __init__(self, description: str) -> None:
-        super().__init__(description)
-        self.description = description
 
-
-class AuthorizationError(Exception):
+class AuthorizationError(RedirectError):
     """An error to send back to the (validated) redirect URI."""
 
     def __init__(self, error: OAuthError, redirect_uri: str, state: str | None) -> None:
-        super().__init__(error.description)
-        self.error = error
+        super().__init__(error)
         self.redirect_uri = redirect_uri
         self.state = state
+
+    def location(self, issuer: str) -> str:
+        return error_redirect_url(self.error, self.redirect_uri, self.state, issuer)
 
 
 class AuthorizationRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,6 +75,10 @@ class AuthorizationRequest(msgspec.Struct, frozen=True, kw_only=True):
     prompt: frozenset[str]
     max_age: int | None = None
     login_hint: str | None = None
+    # Not OAuth: the client asks for a page of ours that says what was decided before the
+    # browser goes back to it (for apps whose listener may be gone by then).
+    decision_page: bool = False
+    dpop_jkt: str | None = None  # RFC 9449 §10: the code is bound to this DPoP key
 
 
 def single(params: Params, name: str, *, unsafe: bool = False) -> str | None:
@@ -85,7 +96,8 @@ async def validate_authorization_request(
 ) -> tuple[Client, AuthorizationRequest]:
     client, redirect_uri = await _trusted_client_and_redirect(params, clients)
     state_values = params.get("state") or []
-    state = state_values[0] if len(state_values) == 1 else None
+    # §4.1.2.1 echoes state exactly, but never one longer than a whole request may be.
+    state = state_values[0] if len(state_values) == 1 and len(state_values[0]) <= MAX_PARAMETERS else None
     try:
         request = _validate_rest(params, client, redirect_uri, known_resources, default_resource)
     except OAuthError as err:
@@ -99,7 +111,11 @@ async def _trusted_client_and_redirect(params: Params, clients: ClientStore) -> 
         raise UnsafeRequestError("the request has no valid client_id")
     client = await clients.get(client_id)
     if client is None or client.disabled:
-        raise UnsafeRequestError("the client is unknown or disabled")
+        raise UnsafeRequestError(
+            "the client is unknown or disabled",
+            advice="This app is not registered with Course School, or it was removed. Restart the app so that it "
+            "registers again; if that does not help, its developer needs to fix it.",
+        )
     redirect_uri = single(params, "redirect_uri", unsafe=True)
     if not redirect_uri:
         raise UnsafeRequestError("the request has no redirect_uri")
@@ -111,6 +127,8 @@ async def _trusted_client_and_redirect(params: Params, clients: ClientStore) -> 
 def _validate_rest(
     params: Params, client: Client, redirect_uri: str, known_resources: frozenset[str], default_resource: str
 ) -> AuthorizationRequest:
+    if sum(len(name) + sum(len(v) for v in values) for name, values in params.items()) > MAX_PARAMETERS:
+        raise InvalidRequestError(f"the request's parameters must be at most {MAX_PARAMETERS} characters together")
     for name, values in params.items():
         if len(values) > 1 and name != "resource":
             raise InvalidRequestError(f"the {name} parameter is repeated")
@@ -135,6 +153,9 @@ def _validate_rest(
     nonce = single(params, "nonce")
     if nonce is not None and not (0 < len(nonce) <= MAX_NONCE):
         raise InvalidRequestError(f"nonce must be 1 to {MAX_NONCE} characters")
+    login_hint = single(params, "login_hint") or None
+    if login_hint is not None and len(login_hint) > MAX_LOGIN_HINT:
+        raise InvalidRequestError(f"login_hint must be at most {MAX_LOGIN_HINT} characters")
     return AuthorizationRequest(
         client_id=client.client_id,
         redirect_uri=redirect_uri,
@@ -145,7 +166,9 @@ def _validate_rest(
         resource=resource,
         prompt=_prompt(single(params, "prompt")),
         max_age=_max_age(single(params, "max_age")),
-        login_hint=(single(params, "login_hint") or None),
+        login_hint=login_hint,
+        decision_page=_flag(single(params, "decision_page"), "decision_page"),
+        dpop_jkt=_dpop_jkt(single(params, "dpop_jkt")),
     )
 
 
@@ -173,7 +196,21 @@ def _resource(values: Sequence[str], known: frozenset[str], default: str) -> str
     (resource,) = canon
     if resource not in known:
         raise InvalidTargetError("the resource is unknown to this server")
-    return resource  # type: ignore[return-value]
+    return resource
+
+
+def _flag(value: str | None, name: str) -> bool:
+    if value in (None, "false"):
+        return False
+    if value == "true":
+        return True
+    raise InvalidRequestError(f"{name} must be true or false")
+
+
+def _dpop_jkt(value: str | None) -> str | None:
+    if value is not None and not is_thumbprint(value):
+        raise InvalidRequestError("dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key (RFC 7638)")
+    return value
 
 
 def _prompt(value: str | None) -> frozenset[str]:
@@ -193,4 +230,3 @@ def _max_age(value: str | None) -> int | None:
     if not (value.isascii() and value.isdigit()) or len(value) > 9:
         raise InvalidRequestError("max_age must be a non-negative integer")
     return int(value)
-

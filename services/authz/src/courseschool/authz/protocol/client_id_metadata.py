@@ -3,23 +3,33 @@ Model Context Protocol authorization spec uses them): the `client_id` is an HTTP
 and the client's metadata is the JSON document served there.
 
 Rules applied here (no I/O): the URL's form (§3: https, a path, no fragment, no
-user-info, no dot segments); the document's `client_id` equals the URL exactly (§4.1);
-no `client_secret` (§4.1: the client is public, authenticating with `none`); redirect
-URIs are loopback (RFC 8252 §7.3) or HTTPS on the document's own host.
+user-info, no dot segments); the addresses a document may be fetched from (public
+ones only: the draft's "Server Side Request Forgery (SSRF) Attacks" considerations,
+RFC 6890's special-use addresses); the document's `client_id` equals the
+URL exactly (§4.1); no `client_secret` (§4.1: the client is public, authenticating
+with `none`); redirect URIs follow the registration rule, loopback (RFC 8252 §7.3),
+and HTTPS on the document's own host only when an administrator marked that host a
+trusted domain (otherwise error redirects would go, unasked, wherever a document says).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
+from .client_names import MAX_NAME_LENGTH, name_problem
 from .models import Client
 from .redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
-from .registration import GRANT_TYPES, ID_TOKEN_ALGS, MAX_NAME_LENGTH, MAX_REDIRECT_URIS
+from .registration import GRANT_TYPES, ID_TOKEN_ALGS, MAX_REDIRECT_URIS
 
 MAX_URL_LENGTH = 2000
+# What the person and the client are told, whatever the cause (the cause goes to the
+# log): telling a timeout, a refused connection and an HTTP status apart would make
+# the server a port scanner of other hosts.
+UNUSABLE = "the application's client metadata document could not be fetched or used"
 
 
 class MetadataDocumentError(ValueError):
@@ -49,6 +59,50 @@ def check_url(url: str) -> str:
     return parts.hostname
 
 
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits: the NAT64 well-known
+# prefix (RFC 6052 §2.1) and the deprecated IPv4-compatible form (RFC 4291 §2.5.5.1).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+# RFC 8215: a local-use NAT64 prefix translates to whatever the local network chooses.
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address reaches through: IPv4-mapped (RFC 4291
+    §2.5.5.2), 6to4 (RFC 3056), Teredo's server and client (RFC 4380 §4), NAT64 and
+    IPv4-compatible. Empty for a plain IPv6 address."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    if ip in _NAT64 or ip in _IPV4_COMPATIBLE:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return []
+
+
+def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved)
+
+
+def is_public_address(address: str) -> bool:
+    """A document is fetched only from a public address (SSRF). One that carries an
+    IPv4 address is as public as that address is (and every address it carries)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _public(ip)
+    if ip in _LOCAL_NAT64:
+        return False
+    embedded = _embedded_ipv4(ip)
+    if embedded:
+        return all(_public(v4) for v4 in embedded)
+    return _public(ip)
+
+
 class MetadataDocument(msgspec.Struct, kw_only=True):
     client_id: str
     redirect_uris: list[str]
@@ -61,7 +115,9 @@ class MetadataDocument(msgspec.Struct, kw_only=True):
     id_token_signed_response_alg: str = "RS256"
 
 
-def client_from_document(url: str, raw: dict[str, Any], *, now: int) -> Client:
+def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_host: bool) -> Client:
+    """The client a document describes; `trusted_host`: an administrator trusts the
+    document's host, so it may list https callbacks on itself."""
     host = check_url(url)
     if "client_secret" in raw or "client_secret_expires_at" in raw:
         raise MetadataDocumentError("a metadata document must not hold a client secret")
@@ -76,19 +132,33 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int) -> Client:
     if not doc.redirect_uris or len(doc.redirect_uris) > MAX_REDIRECT_URIS:
         raise MetadataDocumentError(f"the document must list 1 to {MAX_REDIRECT_URIS} redirect_uris")
     for uri in doc.redirect_uris:
-        same_host = is_https_redirect_uri(uri) and urlsplit(uri).hostname == host
-        if not (is_loopback_redirect_uri(uri) or same_host):
-            raise MetadataDocumentError(f"redirect URIs must be loopback or https on {host}")
+        own_https = trusted_host and is_https_redirect_uri(uri) and urlsplit(uri).hostname == host
+        if not (is_loopback_redirect_uri(uri) or own_https):
+            raise MetadataDocumentError(
+                f"redirect URIs must be loopback (or https on {host} once an administrator trusts {host})"
+            )
     if any(g not in GRANT_TYPES for g in doc.grant_types) or "authorization_code" not in doc.grant_types:
         raise MetadataDocumentError("grant_types may only hold authorization_code and refresh_token")
     if doc.response_types != ["code"]:
         raise MetadataDocumentError('response_types must be ["code"]')
     if doc.id_token_signed_response_alg not in ID_TOKEN_ALGS:
         raise MetadataDocumentError("id_token_signed_response_alg must be RS256 or ES256")
+    problem = name_problem(doc.client_name[:MAX_NAME_LENGTH]) if doc.client_name else None
+    if problem:
+        raise MetadataDocumentError(f"the document's {problem}")
     name = (doc.client_name or host)[:MAX_NAME_LENGTH]
     return Client(
-        client_id=url, client_name=name, redirect_uris=doc.redirect_uris, token_endpoint_auth_method="none",
-        grant_types=[g for g in GRANT_TYPES if g in doc.grant_types], response_types=["code"],
-        application_type="native", scope=None, id_token_signed_response_alg=doc.id_token_signed_response_alg,
-        secret_hash=None, is_integration=False, client_id_issued_at=now, verified_origin=host,
+        client_id=url,
+        client_name=name,
+        redirect_uris=doc.redirect_uris,
+        token_endpoint_auth_method="none",
+        grant_types=[g for g in GRANT_TYPES if g in doc.grant_types],
+        response_types=["code"],
+        application_type="native",
+        scope=None,
+        id_token_signed_response_alg=doc.id_token_signed_response_alg,
+        secret_hash=None,
+        is_integration=False,
+        client_id_issued_at=now,
+        verified_origin=host,
     )

@@ -8,10 +8,11 @@ OIDC Core §3.1.2.1: `prompt=login` and `max_age` force a fresh login.
 
 from __future__ import annotations
 
+from courseschool.common.errors import InvalidGrantError
 from courseschool.common.scopes import ROLE_CAPS, format_scope, parse_scope
 
 from .authorize import AuthorizationRequest
-from .models import Client
+from .models import Client, User
 
 
 def grantable(requested: list[str], *, role: str, client: Client) -> tuple[list[str], list[str]]:
@@ -22,6 +23,17 @@ def grantable(requested: list[str], *, role: str, client: Client) -> tuple[list[
     granted = [s for s in requested if s in cap]
     dropped = [s for s in requested if s not in cap]
     return parse_scope(format_scope(granted)), parse_scope(format_scope(dropped))
+
+
+def capped_scope(scope: str, *, user: User, client: Client) -> str:
+    """The scopes of a grant that the user's current role (and the client's registered
+    `scope`) still allow. The cap applies at every use of a grant, not only when it is
+    made: after a demotion a refresh never yields a scope the new role does not allow,
+    and the token response's `scope` says what was granted (RFC 6749 §3.3, §5.1)."""
+    granted, _ = grantable(parse_scope(scope), role=user.role, client=client)
+    if not granted:
+        raise InvalidGrantError("the user's role no longer allows any scope of this grant")
+    return format_scope(granted)
 
 
 def session_usable(request: AuthorizationRequest, *, auth_time: int | None, now: int) -> bool:

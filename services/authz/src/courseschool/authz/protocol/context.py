@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from .clock import Clock
+from courseschool.common.clock import Clock
+
 from .ports import AccessTokenVerifier, ClientStore, CodeStore, GrantStore, Revoker, Signer, UserStore
 from .tokens import TokenPolicy
 

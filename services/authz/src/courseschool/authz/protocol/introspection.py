@@ -1,16 +1,17 @@
 """Token introspection, RFC 7662.
 
-§2.1: only confidential clients (resource servers) may ask. §2.2: for a token that
+§2.1: only confidential clients an administrator made (resource servers) may ask. §2.2: for a token that
 is not active the answer is `{"active": false}` and nothing else; this covers
 expired, revoked, consumed, unknown and forged tokens, ID tokens, and refresh tokens
 of another client. An active access token shows its claims (RFC 8707's binding in
-`aud`).
+`aud`; a DPoP-bound one its key in `cnf` and `token_type` `DPoP`, RFC 9449 §6.2).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.dpop import SCHEME as DPOP
 from courseschool.common.errors import InvalidClientError, InvalidTokenError
 
 from .context import TokenContext
@@ -19,13 +20,27 @@ from .token_request import TokenForm, required
 
 INACTIVE: dict[str, Any] = {"active": False}
 _ACCESS_CLAIMS = (
-    "scope", "client_id", "sub", "aud", "iss", "exp", "iat", "nbf", "jti", "school_id", "grant_id", "auth_time",
+    "scope",
+    "client_id",
+    "sub",
+    "aud",
+    "iss",
+    "exp",
+    "iat",
+    "nbf",
+    "jti",
+    "school_id",
+    "grant_id",
+    "auth_time",
+    "cnf",
 )
 
 
 async def introspect(form: TokenForm, client: Client, ctx: TokenContext) -> dict[str, Any]:
-    if client.is_public:
-        raise InvalidClientError("introspection is for confidential clients")
+    if client.is_public or not client.is_integration:
+        # §2.1 leaves who may ask to the server: resource servers, which an administrator
+        # registers; a self-registered client must not learn about other clients' tokens.
+        raise InvalidClientError("introspection is for resource servers an administrator registered")
     value = required(form.token, "token")
     try:
         claims = ctx.verifier.verify(value)
@@ -41,7 +56,7 @@ async def _access_token(claims: dict[str, Any], ctx: TokenContext) -> dict[str, 
     user = await ctx.users.get(grant.user_id)
     if user is None or user.disabled:
         return INACTIVE
-    out = {"active": True, "token_type": "Bearer"}
+    out = {"active": True, "token_type": DPOP if "cnf" in claims else "Bearer"}
     out.update({k: claims[k] for k in _ACCESS_CLAIMS if k in claims})
     return out
 
@@ -57,7 +72,13 @@ async def _refresh_token(value: str, client: Client, ctx: TokenContext) -> dict[
     if expires <= now:
         return INACTIVE
     return {
-        "active": True, "token_type": "refresh_token", "scope": token.scope, "client_id": token.grant.client_id,
-        "sub": token.grant.user_id, "aud": token.resource, "iss": ctx.policy.issuer, "exp": expires,
+        "active": True,
+        "token_type": "refresh_token",
+        "scope": token.scope,
+        "client_id": token.grant.client_id,
+        "sub": token.grant.user_id,
+        "aud": token.resource,
+        "iss": ctx.policy.issuer,
+        "exp": expires,
         "iat": token.created_at,
     }

@@ -21,6 +21,8 @@ class Client(msgspec.Struct, frozen=True, kw_only=True):
     disabled: bool = False
     # For a client identified by its metadata document URL: the host it was fetched from.
     verified_origin: str | None = None
+    # RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
+    dpop_bound_access_tokens: bool = False
 
     @property
     def is_public(self) -> bool:
@@ -51,6 +53,7 @@ class AuthorizationCode(msgspec.Struct, frozen=True, kw_only=True):
     auth_time: int
     expires_at: int
     consumed: bool
+    dpop_jkt: str | None = None  # RFC 9449 §10: the key the exchange must prove
 
 
 class Grant(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,6 +66,7 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
     auth_time: int
     created_at: int
     revoked: bool
+    dpop_jkt: str | None = None  # RFC 9449 §5: the key its refresh tokens are bound to
 
 
 class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):

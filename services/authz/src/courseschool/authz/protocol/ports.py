@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from enum import Enum
+from typing import Any, Protocol
 
 from .models import AuthorizationCode, Client, Grant, RefreshToken, User
 
@@ -36,9 +35,25 @@ class GrantStore(Protocol):
         """Consume `old` and record `new` in one transaction that excludes a
         concurrent revocation of the grant."""
 
-    async def redeem_code(self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int) -> bool:
-        """Consume the code atomically, recording the first refresh token in the same
-        transaction; False when the code was used already."""
+    async def redeem_code(
+        self,
+        *,
+        code: str,
+        refresh_token: str | None,
+        scope: str,
+        resource: str,
+        now: int,
+        dpop_jkt: str | None = None,
+    ) -> bool:
+        """Consume the code atomically, recording the first refresh token (and the DPoP
+        key the grant's refresh tokens are bound to) in the same transaction; False when
+        the code was used already."""
+
+    async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
+        """Bind an unbound grant's refresh tokens to `jkt`; the key bound afterwards."""
+
+    async def earlier_live_grants(self, grant: Grant) -> list[str]:
+        """The other live grants of the same user and client, made before `grant`."""
 
 
 class Revoker(Protocol):

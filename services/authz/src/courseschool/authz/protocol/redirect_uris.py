@@ -68,12 +68,7 @@ def redirect_uri_matches(requested: str, registered: str) -> bool:
     if not (is_loopback_redirect_uri(requested) and is_loopback_redirect_uri(registered)):
         return False
     a, b = urlsplit(requested), urlsplit(registered)
-    return (
-        a.scheme == b.scheme
-        and _host(a) == _host(b)
-        and a.path == b.path
-        and a.query == b.query
-    )
+    return a.scheme == b.scheme and _host(a) == _host(b) and a.path == b.path and a.query == b.query
 
 
 def find_redirect_uri(requested: str, registered: list[str]) -> bool:
@@ -83,6 +78,8 @@ def find_redirect_uri(requested: str, registered: list[str]) -> bool:
 def describe_redirect_host(uri: str) -> str:
     """What the consent page says about where the code goes."""
     if is_loopback_redirect_uri(uri):
-        return "an app on this computer"
+        parts = _split(uri)
+        port = parts.port if parts else None
+        return f"an app on this computer (port {port})" if port else "an app on this computer"
     parts = _split(uri)
     return parts.hostname if parts and parts.hostname else uri

@@ -13,8 +13,10 @@ from typing import Any
 import msgspec
 
 from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError
+from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 
+from .client_names import imitates, name_problem
 from .redirect_uris import is_loopback_redirect_uri
 
 AUTH_METHODS = ("none", "client_secret_post")
@@ -22,7 +24,6 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ("code",)
 ID_TOKEN_ALGS = ("RS256", "ES256")
 MAX_REDIRECT_URIS = 10
-MAX_NAME_LENGTH = 200
 
 
 class ClientMetadata(msgspec.Struct, kw_only=True):
@@ -36,15 +37,16 @@ class ClientMetadata(msgspec.Struct, kw_only=True):
     response_types: list[str] = msgspec.field(default_factory=lambda: list(RESPONSE_TYPES))
     scope: str | None = None
     id_token_signed_response_alg: str = "RS256"
+    # RFC 9449 §5.2: the client always uses DPoP; a token request without a proof is refused.
+    dpop_bound_access_tokens: bool = False
 
 
 def parse_metadata(body: bytes) -> ClientMetadata:
+    """The body as client metadata (§2), its size and depth bounded before decoding."""
     try:
-        meta = msgspec.json.decode(body, type=ClientMetadata)
+        meta = decode_json(body, into=ClientMetadata, invalid=InvalidClientMetadataError, what="the client metadata")
     except msgspec.ValidationError as exc:
         raise InvalidClientMetadataError(f"client metadata is invalid: {exc}") from None
-    except msgspec.DecodeError:
-        raise InvalidClientMetadataError("the request body must be a JSON object of client metadata") from None
     return validate_metadata(meta)
 
 
@@ -52,21 +54,20 @@ def validate_metadata(meta: ClientMetadata) -> ClientMetadata:
     """Check every rule; return the metadata with defaults applied and scope normalised."""
     _check_redirect_uris(meta.redirect_uris)
     if meta.token_endpoint_auth_method not in AUTH_METHODS:
-        raise InvalidClientMetadataError(
-            f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}"
-        )
+        raise InvalidClientMetadataError(f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}")
     if not meta.grant_types or any(g not in GRANT_TYPES for g in meta.grant_types):
         raise InvalidClientMetadataError(f"grant_types may only hold {', '.join(GRANT_TYPES)}")
     if "authorization_code" not in meta.grant_types:
         raise InvalidClientMetadataError("grant_types must include authorization_code")
     if meta.response_types != ["code"]:
-        raise InvalidClientMetadataError("response_types must be [\"code\"]")
+        raise InvalidClientMetadataError('response_types must be ["code"]')
     if meta.application_type != "native":
         raise InvalidClientMetadataError(
             "application_type must be native; web clients with fixed callbacks are registered integrations"
         )
-    if meta.client_name is not None and not (0 < len(meta.client_name) <= MAX_NAME_LENGTH) or "\x00" in (meta.client_name or ""):
-        raise InvalidClientMetadataError(f"client_name must be 1 to {MAX_NAME_LENGTH} characters, without NUL")
+    problem = name_problem(meta.client_name) if meta.client_name is not None else None
+    if problem:
+        raise InvalidClientMetadataError(problem)
     if meta.id_token_signed_response_alg not in ID_TOKEN_ALGS:
         raise InvalidClientMetadataError(f"id_token_signed_response_alg must be one of {', '.join(ID_TOKEN_ALGS)}")
     if meta.scope is not None:
@@ -77,6 +78,13 @@ def validate_metadata(meta: ClientMetadata) -> ClientMetadata:
         meta.scope = format_scope(names)
     meta.grant_types = [g for g in GRANT_TYPES if g in meta.grant_types]
     return meta
+
+
+def check_name_is_not_an_integrations(meta: ClientMetadata, integration_names: list[str]) -> None:
+    """A self-declared name may not read as an administrator's integration's name
+    (see `client_names`): the consent page would show it like theirs."""
+    if meta.client_name is not None and imitates(meta.client_name, integration_names):
+        raise InvalidClientMetadataError("client_name is taken by an integration of the school's administrator")
 
 
 def _check_redirect_uris(uris: list[str] | None) -> None:
@@ -92,7 +100,9 @@ def _check_redirect_uris(uris: list[str] | None) -> None:
             )
 
 
-def registration_response(meta: ClientMetadata, *, client_id: str, issued_at: int, secret: str | None) -> dict[str, Any]:
+def registration_response(
+    meta: ClientMetadata, *, client_id: str, issued_at: int, secret: str | None
+) -> dict[str, Any]:
     """RFC 7591 §3.2.1: the registered metadata plus `client_id` and `client_id_issued_at`."""
     out: dict[str, Any] = {
         "client_id": client_id,
@@ -108,6 +118,8 @@ def registration_response(meta: ClientMetadata, *, client_id: str, issued_at: in
         out["client_name"] = meta.client_name
     if meta.scope is not None:
         out["scope"] = meta.scope
+    if meta.dpop_bound_access_tokens:
+        out["dpop_bound_access_tokens"] = True
     if secret is not None:
         out["client_secret"] = secret
         out["client_secret_expires_at"] = 0  # §3.2.1: 0 means it does not expire

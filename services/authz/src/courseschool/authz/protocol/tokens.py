@@ -2,7 +2,9 @@
 
 Access token: a JWT per RFC 9068 §2.2 (`iss`, `exp`, `aud`, `sub`, `client_id`,
 `iat`, `jti`, `scope`, `auth_time`), plus `school_id` (the school the user acts for)
-and `grant_id` (so a revoked grant revokes its access tokens).
+and `grant_id` (so a revoked grant revokes its access tokens); with a DPoP proof at the
+token endpoint, bound to the proof's key (`cnf.jkt`, RFC 9449 §6.1) and of
+`token_type` `DPoP` (§5).
 ID token: OIDC Core §2 and §3.1.3.6 (`at_hash`), `nonce` from the request.
 """
 
@@ -14,6 +16,8 @@ from typing import Any
 
 import msgspec
 
+from courseschool.common.dpop import SCHEME as DPOP
+from courseschool.common.errors import InvalidRequestError
 from courseschool.common.secrets import new_token
 
 from .models import Client, Grant, TokenResponse, User
@@ -33,8 +37,10 @@ def at_hash(access_token: str) -> str:
     return base64.urlsafe_b64encode(half).rstrip(b"=").decode()
 
 
-def access_token_claims(policy: TokenPolicy, *, grant: Grant, scope: str, resource: str, now: int) -> dict[str, Any]:
-    return {
+def access_token_claims(
+    policy: TokenPolicy, *, grant: Grant, scope: str, resource: str, now: int, jkt: str | None = None
+) -> dict[str, Any]:
+    claims: dict[str, Any] = {
         "iss": policy.issuer,
         "sub": grant.user_id,
         "aud": resource,
@@ -48,6 +54,22 @@ def access_token_claims(policy: TokenPolicy, *, grant: Grant, scope: str, resour
         "school_id": grant.school_id,
         "grant_id": grant.id,
     }
+    if jkt is not None:
+        claims["cnf"] = {"jkt": jkt}
+    return claims
+
+
+def require_proof_if_bound(client: Client, jkt: str | None) -> None:
+    """RFC 9449 §5.2: a client registered with `dpop_bound_access_tokens` sends a DPoP
+    proof with every token request."""
+    if jkt is None and client.dpop_bound_access_tokens:
+        raise InvalidRequestError("this client is registered with dpop_bound_access_tokens: send a DPoP proof")
+
+
+def refresh_binding(client: Client, jkt: str | None) -> str | None:
+    """RFC 9449 §5: a public client's refresh tokens are bound to the key of its proof; a
+    confidential client's are bound to its credentials already, and are not."""
+    return jkt if client.is_public else None
 
 
 def id_token_claims(
@@ -80,15 +102,17 @@ def mint(
     nonce: str | None,
     refresh_token: str | None,
     now: int,
+    jkt: str | None = None,
 ) -> TokenResponse:
-    access = signer.sign_access_token(access_token_claims(policy, grant=grant, scope=scope, resource=resource, now=now))
+    claims = access_token_claims(policy, grant=grant, scope=scope, resource=resource, now=now, jkt=jkt)
+    access = signer.sign_access_token(claims)
     id_token = None
     if "openid" in scope.split():
         claims = id_token_claims(policy, grant=grant, user=user, nonce=nonce, access_token=access, now=now)
         id_token = signer.sign_id_token(claims, client.id_token_signed_response_alg)
     return TokenResponse(
         access_token=access,
-        token_type="Bearer",
+        token_type=DPOP if jkt is not None else "Bearer",
         expires_in=policy.access_token_ttl,
         scope=scope,
         refresh_token=refresh_token,

@@ -8,9 +8,13 @@ from typing import Any
 
 import asyncpg
 
+from ..protocol.emails import canonical_email
+
 _SCHOOLS = "SELECT id::text, slug, name, created_at FROM authz_schools ORDER BY slug"
 _SCHOOL = "SELECT id::text, slug, name, created_at FROM authz_schools WHERE slug = $1 OR id::text = $1"
-_CREATE_SCHOOL = "INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3) RETURNING id::text, slug, name, created_at"
+_CREATE_SCHOOL = (
+    "INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3) RETURNING id::text, slug, name, created_at"
+)
 
 _USER_COLUMNS = """u.id::text, u.email, u.name, u.preferred_username, u.role, s.slug AS school,
     u.disabled_at IS NOT NULL AS disabled, u.created_at"""
@@ -20,10 +24,12 @@ WHERE ($1::text IS NULL OR s.slug = $1 OR s.id::text = $1) ORDER BY s.slug, u.em
 """
 _USER = f"""
 SELECT {_USER_COLUMNS} FROM authz_users u JOIN authz_schools s ON s.id = u.school_id
-WHERE u.id::text = $1 OR lower(u.email) = lower($1)
+WHERE u.id::text = $1 OR u.email_canonical = $2
 """
 _SET_ROLE = "UPDATE authz_users SET role = $2 WHERE id = $1::uuid"
-_SET_DISABLED = "UPDATE authz_users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) END WHERE id = $1::uuid"
+_SET_DISABLED = (
+    "UPDATE authz_users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) END WHERE id = $1::uuid"
+)
 _END_SESSIONS = "UPDATE authz_login_sessions SET ended_at = now() WHERE user_id = $1::uuid AND ended_at IS NULL"
 
 _CLIENT_COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types, scope,
@@ -35,7 +41,9 @@ _DISABLE_CLIENT = "UPDATE authz_clients SET disabled_at = coalesce(disabled_at, 
 _DELETE_CLIENT = "DELETE FROM authz_clients WHERE client_id = $1"
 _DELETE_UNUSED = """
 DELETE FROM authz_clients c
-WHERE NOT c.is_integration AND c.verified_origin IS NULL AND c.token_endpoint_auth_method IN ('none', 'client_secret_post')
+WHERE NOT c.is_integration
+  AND (c.verified_origin IS NULL OR c.disabled_at IS NULL)  -- a disabled document client keeps its URL blocked
+  AND c.token_endpoint_auth_method IN ('none', 'client_secret_post')
   AND cardinality(c.grant_types) > 0
   AND c.created_at < to_timestamp($1)
   AND NOT EXISTS (SELECT 1 FROM authz_grants g JOIN authz_codes k ON k.grant_id = g.id
@@ -47,12 +55,12 @@ _GRANT_COLUMNS = """g.id::text, g.client_id, g.user_id::text, u.email AS user_em
     g.created_at, g.revoked_at, g.revoke_reason"""
 _GRANTS = f"""
 SELECT {_GRANT_COLUMNS} FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
-WHERE ($1::text IS NULL OR g.user_id::text = $1 OR lower(u.email) = lower($1))
+WHERE ($1::text IS NULL OR g.user_id::text = $1 OR u.email_canonical = $4)
   AND ($2::text IS NULL OR g.client_id = $2)
   AND ($3 OR g.revoked_at IS NULL)
 ORDER BY g.created_at DESC LIMIT 500
 """
-_LIVE_GRANTS_OF_USER = "SELECT id::text FROM authz_grants WHERE user_id = $1::uuid AND revoked_at IS NULL"
+_LIVE_GRANTS_OF_USER = "SELECT id::text, scope FROM authz_grants WHERE user_id = $1::uuid AND revoked_at IS NULL"
 _LIVE_GRANTS_OF_CLIENT = "SELECT id::text FROM authz_grants WHERE client_id = $1 AND revoked_at IS NULL"
 
 
@@ -78,7 +86,7 @@ class PgAdminStore:
         return [_plain(r) for r in await self._pool.fetch(_USERS, school)]
 
     async def user(self, ref: str) -> dict[str, Any] | None:
-        row = await self._pool.fetchrow(_USER, ref)
+        row = await self._pool.fetchrow(_USER, ref, canonical_email(ref))
         return _plain(row) if row else None
 
     async def set_role(self, user_id: str, role: str) -> None:
@@ -107,10 +115,15 @@ class PgAdminStore:
         return [r["client_id"] for r in await self._pool.fetch(_DELETE_UNUSED, older_than)]
 
     async def grants(self, *, user: str | None, client: str | None, include_revoked: bool) -> list[dict[str, Any]]:
-        return [_plain(r) for r in await self._pool.fetch(_GRANTS, user, client, include_revoked)]
+        by_email = canonical_email(user) if user is not None else None
+        return [_plain(r) for r in await self._pool.fetch(_GRANTS, user, client, include_revoked, by_email)]
 
-    async def live_grants_of_user(self, user_id: str) -> list[str]:
-        return [r["id"] for r in await self._pool.fetch(_LIVE_GRANTS_OF_USER, user_id)]
+    async def live_grants_of_user(self, user_id: str) -> dict[str, str]:
+        """The user's live grants: id -> scope."""
+        return {r["id"]: r["scope"] for r in await self._pool.fetch(_LIVE_GRANTS_OF_USER, user_id)}
+
+    async def end_sessions(self, user_id: str) -> None:
+        await self._pool.execute(_END_SESSIONS, user_id)
 
     async def live_grants_of_client(self, client_id: str) -> list[str]:
         return [r["id"] for r in await self._pool.fetch(_LIVE_GRANTS_OF_CLIENT, client_id)]

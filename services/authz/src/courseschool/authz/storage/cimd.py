@@ -3,21 +3,27 @@ both kinds of client.
 
 The fetch refuses to be turned against the platform's own network: HTTPS only; the
 host is resolved first and every address must be public (no private, loopback,
-link-local, multicast or reserved ranges), and the connection goes to the address
-that was checked (the certificate is still verified against the host name), so a
-DNS answer cannot change between the check and the connection; no redirects; a time
-limit and a size limit. Answers are cached in Redis as their Cache-Control allows,
-within bounds; failures are cached too, briefly.
+link-local, multicast or reserved ranges, nor an IPv6 address carrying such an IPv4
+one), and the connection goes to the address that was checked (the certificate is
+still verified against the host name), so a DNS answer cannot change between the
+check and the connection; no redirects; a size limit; and one time limit over the
+lookup and the fetch together. The lookup runs on the fetcher's own few threads, so
+a slow zone holds up neither other requests nor the loop's shared executor (where
+every new database and Redis connection resolves its host). Answers are cached in
+Redis as their Cache-Control allows, within bounds; failures are cached too, briefly.
+Why a document was refused goes to the log only: the person and the client see one
+message for every cause, so the server cannot be used to probe hosts and ports.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-import ipaddress
 import re
 import socket
 import ssl
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,17 +32,28 @@ import msgspec
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from courseschool.common.logging import get_logger
+from courseschool.common.clock import Clock
+from courseschool.common.jsonbody import decode_json
+from courseschool.common.logging import audit, get_logger
 
-from ..protocol.client_id_metadata import MetadataDocumentError, check_url, client_from_document, is_metadata_url
-from ..protocol.clock import Clock
+from ..protocol.client_id_metadata import (
+    MetadataDocumentError,
+    check_url,
+    client_from_document,
+    is_metadata_url,
+    is_public_address,
+)
+from ..protocol.client_names import imitates
 from ..protocol.models import Client
 from ..settings import AuthzSettings
 from .clients import PgClientStore
+from .trusted_domains import PgTrustedDomainStore
 
 log = get_logger(__name__)
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d+)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|,)\s*(?:no-store|no-cache)\b", re.IGNORECASE)
+# Lookups in flight at once; more wait (within the time limit) for a free thread.
+RESOLVER_THREADS = 4
 
 
 class _Cached(msgspec.Struct):
@@ -44,11 +61,9 @@ class _Cached(msgspec.Struct):
     error: str | None = None
 
 
-def _public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not (ip.is_multicast or ip.is_reserved)
+def _addresses(host: str, port: int) -> list[str]:
+    """The host's addresses (a blocking getaddrinfo, run on the fetcher's own threads)."""
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
 class MetadataDocumentFetcher:
@@ -57,12 +72,18 @@ class MetadataDocumentFetcher:
         self._redis = redis
         context = ssl.create_default_context(cafile=settings.cimd_ca_bundle) if settings.cimd_ca_bundle else True
         self._http = httpx.AsyncClient(verify=context, follow_redirects=False, trust_env=False)
+        self._resolver = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="cimd-resolver")
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        # A lookup stuck in a slow zone is not waited for; one still queued is dropped.
+        self._resolver.shutdown(wait=False, cancel_futures=True)
 
-    async def document(self, url: str) -> dict[str, Any]:
-        """The document at `url` (cached), or MetadataDocumentError."""
+    async def document(self, url: str, *, approved: bool) -> dict[str, Any]:
+        """The document at `url` (cached), or MetadataDocumentError. The document of a
+        client no user has approved is cached no longer than a pending request lasts:
+        anyone can make the server fetch new URLs, so what they leave behind is bounded
+        by INTERACTION_TTL as well as by the rate limits."""
         key = "authz:cimd:" + hashlib.sha256(url.encode()).hexdigest()
         cached = await self._cache_get(key)
         if cached is not None:
@@ -73,51 +94,53 @@ class MetadataDocumentFetcher:
         try:
             document, ttl = await self._fetch(url)
         except MetadataDocumentError as exc:
-            log.warning("client_metadata_refused", client_id=url, reason=str(exc))
+            audit("client_metadata_refused", actor="system", client_id=url, reason=str(exc))
             await self._cache_put(key, _Cached(error=str(exc)), self._settings.cimd_failure_ttl)
             raise
+        audit("client_metadata_fetched", actor="system", client_id=url)
+        if not approved:
+            ttl = min(ttl, self._settings.interaction_ttl)
         await self._cache_put(key, _Cached(document=document), ttl)
         return document
 
     async def _fetch(self, url: str) -> tuple[dict[str, Any], int]:
         host = check_url(url)
         parts = urlsplit(url)
-        address = await self._checked_address(host, parts.port or 443)
-        netloc = f"[{address}]" if ":" in address else address
-        target = urlunsplit(("https", f"{netloc}:{parts.port or 443}", parts.path, parts.query, ""))
         headers = {"Host": parts.netloc, "Accept": "application/json"}
         try:
-            async with asyncio.timeout(self._settings.cimd_timeout):
+            async with asyncio.timeout(self._settings.cimd_timeout):  # the lookup and the fetch together
+                address = await self._checked_address(host, parts.port or 443)
+                netloc = f"[{address}]" if ":" in address else address
+                target = urlunsplit(("https", f"{netloc}:{parts.port or 443}", parts.path, parts.query, ""))
                 async with self._http.stream(
-                    "GET", target, headers=headers, extensions={"sni_hostname": host},
+                    "GET",
+                    target,
+                    headers=headers,
+                    extensions={"sni_hostname": host},
                     timeout=self._settings.cimd_timeout,
                 ) as response:
                     body = await self._read_limited(response)
         except TimeoutError:
-            raise MetadataDocumentError("fetching the metadata document timed out") from None
+            raise MetadataDocumentError("resolving and fetching the metadata document timed out") from None
         except httpx.HTTPError as exc:
             raise MetadataDocumentError(f"the metadata document could not be fetched ({type(exc).__name__})") from None
         if response.status_code != 200:
             raise MetadataDocumentError(f"the metadata document URL answered {response.status_code}, not 200")
         if response.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             raise MetadataDocumentError("the metadata document must be application/json")
-        try:
-            document = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            raise MetadataDocumentError("the metadata document is not valid JSON") from None
+        document = decode_json(body, invalid=MetadataDocumentError, what="the metadata document")
         if not isinstance(document, dict):
             raise MetadataDocumentError("the metadata document must be a JSON object")
         return document, self._ttl(response.headers.get("cache-control", ""))
 
     async def _checked_address(self, host: str, port: int) -> str:
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError:
+            addresses = await asyncio.get_running_loop().run_in_executor(self._resolver, _addresses, host, port)
+        except (OSError, UnicodeError):  # UnicodeError: a host name IDNA cannot encode
             raise MetadataDocumentError("the client_id URL's host does not resolve") from None
-        addresses = [info[4][0] for info in infos]
         if not addresses:
             raise MetadataDocumentError("the client_id URL's host does not resolve")
-        if not self._settings.cimd_allow_private and not all(_public_address(a) for a in addresses):
+        if not self._settings.cimd_allow_private and not all(is_public_address(a) for a in addresses):
             raise MetadataDocumentError("the client_id URL's host is not a public address")
         return addresses[0]
 
@@ -148,20 +171,37 @@ class MetadataDocumentFetcher:
         return msgspec.json.decode(raw, type=_Cached) if raw else None
 
     async def _cache_put(self, key: str, value: _Cached, ttl: int) -> None:
-        try:
+        with contextlib.suppress(redis.exceptions.RedisError, OSError):
             await self._redis.set(key, msgspec.json.encode(value), ex=max(1, ttl))
-        except (redis.exceptions.RedisError, OSError):
-            pass
 
 
 class ClientDirectory:
     """The `ClientStore` port over both kinds of client: registered ones in Postgres,
-    and those identified by a metadata document URL (recorded in Postgres on use)."""
+    and those identified by a metadata document URL. A document's client is built
+    from its (cached) document at every use, and recorded in Postgres only when a user
+    approves it (`record`, before the grant that refers to it): an anonymous request
+    with a new URL stores no row. Once recorded, an administrator's `disabled` holds."""
 
-    def __init__(self, clients: PgClientStore, fetcher: MetadataDocumentFetcher | None, clock: Clock) -> None:
+    def __init__(
+        self,
+        clients: PgClientStore,
+        fetcher: MetadataDocumentFetcher | None,
+        clock: Clock,
+        domains: PgTrustedDomainStore,
+        *,
+        approved_only: bool = False,
+    ) -> None:
         self._clients = clients
         self._fetcher = fetcher
         self._clock = clock
+        self._domains = domains
+        self._approved_only = approved_only
+
+    def approved(self) -> ClientDirectory:
+        """This directory as the token endpoint sees it: a document's client exists
+        there only once a user approved it (nothing else can hold a code or token), so
+        an unknown URL is never fetched."""
+        return ClientDirectory(self._clients, self._fetcher, self._clock, self._domains, approved_only=True)
 
     async def get(self, client_id: str) -> Client | None:
         if self._fetcher is None or not is_metadata_url(client_id):
@@ -171,9 +211,26 @@ class ClientDirectory:
     async def resolve(self, url: str) -> tuple[Client | None, str | None]:
         """(client, None), or (None, why the document cannot be used)."""
         assert self._fetcher is not None
+        recorded = await self._clients.get(url)
+        if recorded is not None and recorded.verified_origin is None:
+            return None, "the URL is the client_id of a client registered another way"
+        if recorded is None and self._approved_only:
+            return None, "no user has approved this client"
         try:
-            document = await self._fetcher.document(url)
-            client = client_from_document(url, document, now=self._clock.now())
+            document = await self._fetcher.document(url, approved=recorded is not None)
+            trusted = await self._domains.is_trusted(check_url(url))
+            client = client_from_document(url, document, now=self._clock.now(), trusted_host=trusted)
         except MetadataDocumentError as exc:
             return None, str(exc)
-        return await self._clients.record_document_client(client), None
+        if recorded is None:
+            if client.client_name and imitates(client.client_name, await self._clients.integration_names()):
+                return None, "the document's client_name is an integration's name"
+            return client, None
+        return msgspec.structs.replace(
+            client, disabled=recorded.disabled, client_id_issued_at=recorded.client_id_issued_at
+        ), None
+
+    async def record(self, client: Client) -> Client | None:
+        """Record (or refresh) a document's client as a user approves it; None when its
+        URL is the id of a client registered another way."""
+        return await self._clients.record_document_client(client)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 import asyncpg
+import msgspec
 
 from courseschool.common.secrets import digest
 
@@ -19,29 +20,33 @@ from .users import user_columns, user_from
 
 _GRANT_COLUMNS = """id::text, client_id, user_id::text, school_id::text, scope, resource,
     extract(epoch FROM auth_time)::bigint AS auth_time,
-    extract(epoch FROM created_at)::bigint AS created_at, revoked_at IS NOT NULL AS revoked"""
+    extract(epoch FROM created_at)::bigint AS created_at, revoked_at IS NOT NULL AS revoked, dpop_jkt"""
 
 _GET_GRANT = f"SELECT {_GRANT_COLUMNS} FROM authz_grants WHERE id = $1"
 _INSERT_GRANT = f"""
-INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8))
+INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at, created_from)
+VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9)
 RETURNING {_GRANT_COLUMNS}
 """
 _INSERT_CODE = """
-INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at)
-VALUES ($1, $2, $3, $4, $5, to_timestamp($6))
+INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at, dpop_jkt)
+VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7)
 """
 _GET_CODE = """
 SELECT g.id::text AS grant_id, g.client_id, g.user_id::text, g.school_id::text, c.redirect_uri,
        c.code_challenge, g.scope, g.resource, c.nonce,
        extract(epoch FROM g.auth_time)::bigint AS auth_time,
        extract(epoch FROM c.expires_at)::bigint AS expires_at,
-       c.consumed_at IS NOT NULL AS consumed
+       c.consumed_at IS NOT NULL AS consumed, c.dpop_jkt
 FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id
 WHERE c.code_hash = $1
 """
 # One statement, so atomic without a transaction (one round trip): the code is
-# consumed and its refresh token recorded together, or neither happens.
+# consumed, its refresh token recorded and the grant marked used together, or none of
+# it happens. The grant row is touched only after the code row (through `consumed`),
+# as the refresh token's foreign-key check already does; nothing locks a grant and
+# then its code except deleting a client, whose cascade the foreign key faces anyway.
+# When a DPoP key is bound at /authorize, the grant is bound to it in the same statement.
 _REDEEM_CODE = """
 WITH consumed AS (
     UPDATE authz_codes SET consumed_at = now()
@@ -50,12 +55,30 @@ WITH consumed AS (
 ), inserted AS (
     INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
     SELECT $2, grant_id, $3, $4, to_timestamp($5) FROM consumed WHERE $2::bytea IS NOT NULL
+), used AS (
+    UPDATE authz_grants SET last_used_at = to_timestamp($5), dpop_jkt = COALESCE($6::text, dpop_jkt)
+    WHERE id IN (SELECT grant_id FROM consumed)
 )
 SELECT EXISTS (SELECT 1 FROM consumed)
 """
+# What a user has let a client do so far: whether any grant was ever made, and the
+# scopes of the live ones (the consent page tells what is new).
+_ALLOWED_BEFORE = """
+SELECT count(*) > 0 AS seen, string_agg(scope, ' ') FILTER (WHERE revoked_at IS NULL) AS live
+FROM authz_grants WHERE user_id = $1 AND client_id = $2
+"""
+# RFC 9449 §5: the first proof a public client sends with a refresh of an unbound grant
+# binds it; the key bound (this one, or one bound a moment earlier) is returned.
+_BIND_DPOP_KEY = """
+UPDATE authz_grants SET dpop_jkt = COALESCE(dpop_jkt, $2) WHERE id = $1 RETURNING dpop_jkt
+"""
+_EARLIER_LIVE = """
+SELECT id::text FROM authz_grants
+WHERE user_id = $1 AND client_id = $2 AND id <> $3 AND revoked_at IS NULL AND created_at <= to_timestamp($4)
+"""
 _GET_REFRESH = f"""
 SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS grant_scope,
-       g.resource AS grant_resource, extract(epoch FROM g.auth_time)::bigint AS auth_time,
+       g.resource AS grant_resource, g.dpop_jkt, extract(epoch FROM g.auth_time)::bigint AS auth_time,
        extract(epoch FROM g.created_at)::bigint AS created_at, g.revoked_at IS NOT NULL AS revoked,
        rt.scope, rt.resource, extract(epoch FROM rt.created_at)::bigint AS rt_created_at,
        extract(epoch FROM rt.consumed_at)::bigint AS consumed_at, rt.replay,
@@ -70,7 +93,8 @@ WHERE rt.token_hash = $1
 # row waits for the rotation, and the rotation for it, so a revocation that has
 # answered leaves no new token behind. Under READ COMMITTED, a concurrent rotation of
 # the same token that committed first makes `consumed_at IS NULL` false on re-check:
-# only one rotation wins.
+# only one rotation wins. The grant is marked used only when a token was issued, on
+# the row `g` already holds.
 _ROTATE_REFRESH = """
 WITH g AS (
     SELECT revoked_at IS NOT NULL AS revoked FROM authz_grants WHERE id = $3 FOR UPDATE
@@ -83,9 +107,47 @@ WITH g AS (
     INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
     SELECT $2, $3, scope, resource, to_timestamp($5) FROM consumed
     RETURNING 1
+), used AS (
+    UPDATE authz_grants SET last_used_at = to_timestamp($5) WHERE id = $3 AND EXISTS (SELECT 1 FROM inserted)
 )
 SELECT (SELECT revoked FROM g) AS revoked, EXISTS (SELECT 1 FROM inserted) AS rotated
 """
+
+# A user's grants that still hold access (the connected-apps page): not revoked, and
+# an access token may still live ($5: its lifetime), or a refresh token is usable
+# (unused, younger than the idle lifetime $3, the grant younger than the absolute $4),
+# or the code awaits redemption. Newest approval first.
+_HELD_BY = """
+SELECT g.id::text, g.client_id, g.scope, extract(epoch FROM g.created_at)::bigint AS created_at,
+       extract(epoch FROM g.last_used_at)::bigint AS last_used_at, g.created_from,
+       c.client_name, c.is_integration, c.verified_origin, c.redirect_uris
+FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
+WHERE g.user_id = $1 AND g.revoked_at IS NULL
+  AND (g.last_used_at > to_timestamp($2::bigint - $5::bigint)
+       OR (g.created_at >= to_timestamp($2::bigint - $4::bigint) AND EXISTS (
+           SELECT 1 FROM authz_refresh_tokens rt
+           WHERE rt.grant_id = g.id AND rt.consumed_at IS NULL
+             AND rt.created_at >= to_timestamp($2::bigint - $3::bigint)))
+       OR EXISTS (
+           SELECT 1 FROM authz_codes k
+           WHERE k.grant_id = g.id AND k.consumed_at IS NULL AND k.expires_at > to_timestamp($2)))
+ORDER BY g.created_at DESC, g.id
+"""
+
+
+class HeldGrant(msgspec.Struct, frozen=True, kw_only=True):
+    """A grant its user holds, with what the connected-apps page says about its client."""
+
+    id: str
+    client_id: str
+    scope: str
+    created_at: int
+    last_used_at: int | None  # the last code exchange or refresh; None: not yet
+    created_from: str | None  # the address it was approved from; None: before this was recorded
+    client_name: str | None
+    is_integration: bool
+    verified_origin: str | None
+    redirect_uris: list[str]
 
 
 class PgGrantStore:
@@ -103,33 +165,91 @@ class PgGrantStore:
         return Grant(**dict(row)) if row else None
 
     async def create_with_code(
-        self, *, client_id: str, user_id: str, school_id: str, scope: str, resource: str,
-        auth_time: int, code: str, redirect_uri: str, code_challenge: str, nonce: str | None,
-        code_expires_at: int, now: int,
+        self,
+        *,
+        client_id: str,
+        user_id: str,
+        school_id: str,
+        scope: str,
+        resource: str,
+        auth_time: int,
+        code: str,
+        redirect_uri: str,
+        code_challenge: str,
+        nonce: str | None,
+        code_expires_at: int,
+        now: int,
+        created_from: str,
+        dpop_jkt: str | None = None,
     ) -> Grant:
         async with self._pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(
-                _INSERT_GRANT, uuid.uuid4(), client_id, uuid.UUID(user_id), uuid.UUID(school_id),
-                scope, resource, auth_time, now,
+                _INSERT_GRANT,
+                uuid.uuid4(),
+                client_id,
+                uuid.UUID(user_id),
+                uuid.UUID(school_id),
+                scope,
+                resource,
+                auth_time,
+                now,
+                created_from,
             )
             await conn.execute(
-                _INSERT_CODE, digest(code), uuid.UUID(row["id"]), redirect_uri, code_challenge, nonce,
+                _INSERT_CODE,
+                digest(code),
+                uuid.UUID(row["id"]),
+                redirect_uri,
+                code_challenge,
+                nonce,
                 code_expires_at,
+                dpop_jkt,
             )
         return Grant(**dict(row))
+
+    async def allowed_before(self, *, user_id: str, client_id: str) -> tuple[bool, set[str]]:
+        """(whether the user ever approved the client, the scopes of their live grants)."""
+        row = await self._pool.fetchrow(_ALLOWED_BEFORE, uuid.UUID(user_id), client_id)
+        return bool(row["seen"]), set((row["live"] or "").split())
+
+    async def earlier_live_grants(self, grant: Grant) -> list[str]:
+        rows = await self._pool.fetch(
+            _EARLIER_LIVE, uuid.UUID(grant.user_id), grant.client_id, uuid.UUID(grant.id), grant.created_at
+        )
+        return [r["id"] for r in rows]
+
+    async def held_by(
+        self, user_id: str, *, now: int, refresh_idle_ttl: int, refresh_absolute_ttl: int, access_token_ttl: int
+    ) -> list[HeldGrant]:
+        rows = await self._pool.fetch(
+            _HELD_BY, uuid.UUID(user_id), now, refresh_idle_ttl, refresh_absolute_ttl, access_token_ttl
+        )
+        return [HeldGrant(**dict(r)) for r in rows]
 
     async def get_refresh_token(self, token: str) -> RefreshToken | None:
         row = await self._pool.fetchrow(_GET_REFRESH, digest(token))
         if row is None:
             return None
         grant = Grant(
-            id=row["id"], client_id=row["client_id"], user_id=row["user_id"], school_id=row["school_id"],
-            scope=row["grant_scope"], resource=row["grant_resource"], auth_time=row["auth_time"],
-            created_at=row["created_at"], revoked=row["revoked"],
+            id=row["id"],
+            client_id=row["client_id"],
+            user_id=row["user_id"],
+            school_id=row["school_id"],
+            scope=row["grant_scope"],
+            resource=row["grant_resource"],
+            auth_time=row["auth_time"],
+            created_at=row["created_at"],
+            revoked=row["revoked"],
+            dpop_jkt=row["dpop_jkt"],
         )
         return RefreshToken(
-            grant=grant, user=user_from(row, "u_"), scope=row["scope"], resource=row["resource"],
-            created_at=row["rt_created_at"], consumed_at=row["consumed_at"], replay=row["replay"],
+            grant=grant,
+            user=user_from(row, "u_"),
+            scope=row["scope"],
+            resource=row["resource"],
+            created_at=row["rt_created_at"],
+            consumed_at=row["consumed_at"],
+            replay=row["replay"],
             successor_live=row["successor_live"],
         )
 
@@ -140,10 +260,20 @@ class PgGrantStore:
         return Rotation.ROTATED if row["rotated"] else Rotation.ALREADY_USED
 
     async def redeem_code(
-        self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int
+        self,
+        *,
+        code: str,
+        refresh_token: str | None,
+        scope: str,
+        resource: str,
+        now: int,
+        dpop_jkt: str | None = None,
     ) -> bool:
         new = digest(refresh_token) if refresh_token is not None else None
-        return bool(await self._pool.fetchval(_REDEEM_CODE, digest(code), new, scope, resource, now))
+        return bool(await self._pool.fetchval(_REDEEM_CODE, digest(code), new, scope, resource, now, dpop_jkt))
+
+    async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
+        return await self._pool.fetchval(_BIND_DPOP_KEY, uuid.UUID(grant_id), jkt)
 
 
 class PgCodeStore:

@@ -3,6 +3,8 @@ kept in Redis with a time limit. Losing one only means the user starts again."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 import redis.asyncio as aioredis
 
@@ -11,6 +13,7 @@ from courseschool.common.secrets import digest, new_token
 from ..protocol.authorize import AuthorizationRequest
 
 _PREFIX = "authz:interaction:"
+_HANDOFF = "authz:handoff:"
 
 
 class Interaction(msgspec.Struct, kw_only=True):
@@ -21,6 +24,16 @@ class Interaction(msgspec.Struct, kw_only=True):
     user_id: str | None = None
     auth_time: int | None = None
     login_error: str | None = None
+    login_email: str | None = None  # what was typed at a failed sign-in, shown again
+
+
+class Handoff(msgspec.Struct, frozen=True, kw_only=True):
+    """What a decided interaction hands back, kept for its decision page (when asked for)."""
+
+    location: str
+    approved: bool
+    client_name: str
+    browser_hash: bytes
 
 
 class RedisInteractionStore:
@@ -28,12 +41,18 @@ class RedisInteractionStore:
         self._redis = redis
         self._ttl = ttl
 
-    async def create(self, request: AuthorizationRequest, *, user_id: str | None, auth_time: int | None) -> tuple[Interaction, str]:
+    async def create(
+        self, request: AuthorizationRequest, *, user_id: str | None, auth_time: int | None
+    ) -> tuple[Interaction, str]:
         """Store a new interaction; return it and the browser-binding value for the cookie."""
         binding = new_token()
         interaction = Interaction(
-            uid=new_token(18), request=request, csrf=new_token(), browser_hash=digest(binding),
-            user_id=user_id, auth_time=auth_time,
+            uid=new_token(18),
+            request=request,
+            csrf=new_token(),
+            browser_hash=digest(binding),
+            user_id=user_id,
+            auth_time=auth_time,
         )
         await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl)
         return interaction, binding
@@ -41,13 +60,22 @@ class RedisInteractionStore:
     async def get(self, uid: str) -> Interaction | None:
         if not uid or len(uid) > 64:
             return None
-        raw = await self._redis.get(_PREFIX + uid)
+        raw = cast(bytes | None, await self._redis.get(_PREFIX + uid))
         return msgspec.msgpack.decode(raw, type=Interaction) if raw else None
 
     async def save(self, interaction: Interaction) -> None:
         await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl, xx=True)
 
+    async def hand_off(self, uid: str, handoff: Handoff, ttl: int = 120) -> None:
+        await self._redis.set(_HANDOFF + uid, msgspec.msgpack.encode(handoff), ex=ttl)
+
+    async def take_handoff(self, uid: str) -> Handoff | None:
+        if not uid or len(uid) > 64:
+            return None
+        raw = cast(bytes | None, await self._redis.getdel(_HANDOFF + uid))
+        return msgspec.msgpack.decode(raw, type=Handoff) if raw else None
+
     async def take(self, uid: str) -> Interaction | None:
         """Remove and return: an interaction completes at most once."""
-        raw = await self._redis.getdel(_PREFIX + uid)
+        raw = cast(bytes | None, await self._redis.getdel(_PREFIX + uid))
         return msgspec.msgpack.decode(raw, type=Interaction) if raw else None

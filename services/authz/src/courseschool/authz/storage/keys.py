@@ -14,12 +14,19 @@ import asyncpg
 import msgspec
 from cryptography.exceptions import InvalidTag
 
+from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidTokenError
 from courseschool.common.http import etag_of
-from courseschool.common.jose import KeyEncryptor, SigningKey, generate_signing_key, key_set, verify_access_token
+from courseschool.common.jose import (
+    KeyEncryptor,
+    SigningKey,
+    generate_signing_key,
+    key_set,
+    verify_access_token,
+    verify_id_token_hint,
+)
 from courseschool.common.logging import get_logger
 
-from ..protocol.clock import Clock
 from ..protocol.key_rotation import Action, KeyInfo, RotationPolicy, plan, published
 
 log = get_logger(__name__)
@@ -50,8 +57,12 @@ class KeyDecryptionError(RuntimeError):
 
 def _info(row: asyncpg.Record) -> KeyInfo:
     return KeyInfo(
-        kid=row["kid"], alg=row["alg"], state=row["state"], created_at=row["created_at"],
-        activated_at=row["activated_at"], retired_at=row["retired_at"],
+        kid=row["kid"],
+        alg=row["alg"],
+        state=row["state"],
+        created_at=row["created_at"],
+        activated_at=row["activated_at"],
+        retired_at=row["retired_at"],
     )
 
 
@@ -64,6 +75,7 @@ class KeyRing:
         self._issuer = issuer
         self._clock = clock
         self._active: dict[str, SigningKey] = {}
+        self.activated: dict[str, int] = {}  # alg -> when its active key began signing
         self._public: list[dict[str, Any]] = []
         now = clock.now()
         for row in rows:
@@ -71,6 +83,7 @@ class KeyRing:
             if published(info, now, policy):
                 self._public.append(row["public_jwk"])
             if info.state == "active":
+                self.activated[info.alg] = info.activated_at or info.created_at
                 try:
                     self._active[info.alg] = SigningKey(encryptor.open(info.kid, row["private_jwk"]))
                 except InvalidTag:
@@ -95,6 +108,12 @@ class KeyRing:
     def sign_id_token(self, claims: dict[str, Any], alg: str) -> str:
         return self._active[alg].sign(claims, typ="JWT")
 
+    def id_token_hint(self, token: str) -> dict[str, Any]:
+        """The claims of an ID token of ours (expired or not), for RP-Initiated Logout."""
+        if self._key_set is None:
+            raise InvalidTokenError("no signing keys are published")
+        return verify_id_token_hint(token, self._key_set, issuer=self._issuer)
+
     def verify(self, token: str, *, leeway: int = 0) -> dict[str, Any]:
         """One of our access tokens: signature, typ, issuer, expiry (RFC 9068 §4)."""
         if self._key_set is None:
@@ -118,7 +137,7 @@ class PgKeyStore:
         rows = await self._pool.fetch(_LIST)
         return KeyRing(rows, self._encryptor, issuer=self._issuer, clock=self._clock, policy=self.policy)
 
-    async def list(self) -> list[KeyInfo]:
+    async def infos(self) -> list[KeyInfo]:
         return [_info(r) for r in await self._pool.fetch(_LIST)]
 
     async def maintain(self) -> list[str]:

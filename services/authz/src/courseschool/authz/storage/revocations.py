@@ -16,16 +16,24 @@ import msgspec
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from courseschool.common.clock import Clock
 from courseschool.common.logging import audit, get_logger
 from courseschool.common.revocation import CHANNEL, RevocationEvent, grant_key, jti_key
 
-from ..protocol.clock import Clock
-
 log = get_logger(__name__)
 
+# A revoked grant also ends the consent its user gave that client (remembered only for
+# integrations): revoking must never be undone by a silent `prompt=none`. A grant
+# replaced by a newer approval of the same user and client keeps it (the approval that
+# replaced it wrote it).
 _REVOKE_GRANT = """
-UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
-WHERE id = $1 AND revoked_at IS NULL
+WITH revoked AS (
+    UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
+    WHERE id = $1 AND revoked_at IS NULL
+    RETURNING user_id, client_id
+)
+DELETE FROM authz_consents c USING revoked r
+WHERE c.user_id = r.user_id AND c.client_id = r.client_id AND $2 <> 'replaced'
 """
 _REVOKE_JTI = """
 INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at) VALUES ($1, $2, to_timestamp($3))
@@ -36,7 +44,13 @@ _RECENT_GRANTS = "SELECT id::text FROM authz_grants WHERE revoked_at > now() - m
 _LIVE_JTIS = "SELECT jti FROM authz_revoked_access_tokens WHERE expires_at > now() - interval '5 minutes'"
 
 
-_ACTORS = {"code_reused": "system", "refresh_reused": "system", "revoked_by_client": "client"}
+_ACTORS = {
+    "code_reused": "system",
+    "refresh_reused": "system",
+    "replaced": "system",
+    "revoked_by_client": "client",
+    "revoked_by_user": "user",
+}
 
 
 class PgRedisRevoker:

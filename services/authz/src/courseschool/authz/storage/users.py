@@ -6,6 +6,7 @@ import uuid
 
 import asyncpg
 
+from ..protocol.emails import canonical_email
 from ..protocol.models import User
 
 _FIELDS = ("id", "school_id", "email", "email_verified", "name", "preferred_username", "role", "disabled")
@@ -15,10 +16,12 @@ def user_columns(table: str = "", prefix: str = "") -> str:
     """The select list a `User` is read from; `table` qualifies the columns and `prefix`
     names them, for queries that join users to other rows (see `user_from`)."""
     t = f"{table}." if table else ""
-    return (f"{t}id::text AS {prefix}id, {t}school_id::text AS {prefix}school_id, {t}email AS {prefix}email, "
-            f"{t}email_verified AS {prefix}email_verified, {t}name AS {prefix}name, "
-            f"{t}preferred_username AS {prefix}preferred_username, {t}role AS {prefix}role, "
-            f"{t}disabled_at IS NOT NULL AS {prefix}disabled")
+    return (
+        f"{t}id::text AS {prefix}id, {t}school_id::text AS {prefix}school_id, {t}email AS {prefix}email, "
+        f"{t}email_verified AS {prefix}email_verified, {t}name AS {prefix}name, "
+        f"{t}preferred_username AS {prefix}preferred_username, {t}role AS {prefix}role, "
+        f"{t}disabled_at IS NOT NULL AS {prefix}disabled"
+    )
 
 
 def user_from(row: asyncpg.Record, prefix: str = "") -> User:
@@ -28,7 +31,7 @@ def user_from(row: asyncpg.Record, prefix: str = "") -> User:
 _COLUMNS = user_columns()
 
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
-_GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE lower(email) = lower($1)"
+_GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE email_canonical = $1"
 _SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
 _INSERT_SCHOOL = """
 INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3)
@@ -36,8 +39,10 @@ ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name
 RETURNING id::text
 """
 _INSERT_USER = f"""
-INSERT INTO authz_users (id, school_id, email, email_verified, name, preferred_username, role, password_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO authz_users (
+    id, school_id, email, email_verified, name, preferred_username, role, password_hash, email_canonical
+)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 RETURNING {_COLUMNS}
 """
 
@@ -55,7 +60,8 @@ class PgUserStore:
         return user_from(row) if row else None
 
     async def get_for_login(self, email: str) -> tuple[User, str] | None:
-        row = await self._pool.fetchrow(_GET_LOGIN, email)
+        """The user an address names, by its canonical form (protocol/emails.py)."""
+        row = await self._pool.fetchrow(_GET_LOGIN, canonical_email(email))
         if row is None:
             return None
         return user_from(row), row["password_hash"]
@@ -67,11 +73,27 @@ class PgUserStore:
         return await self._pool.fetchval(_INSERT_SCHOOL, school_id or uuid.uuid4(), slug, name)
 
     async def create(
-        self, *, school_id: str, email: str, name: str, preferred_username: str, role: str,
-        password_hash: str, email_verified: bool = True, user_id: uuid.UUID | None = None,
+        self,
+        *,
+        school_id: str,
+        email: str,
+        name: str,
+        preferred_username: str,
+        role: str,
+        password_hash: str,
+        email_verified: bool = True,
+        user_id: uuid.UUID | None = None,
     ) -> User:
         row = await self._pool.fetchrow(
-            _INSERT_USER, user_id or uuid.uuid4(), uuid.UUID(school_id), email, email_verified, name,
-            preferred_username, role, password_hash,
+            _INSERT_USER,
+            user_id or uuid.uuid4(),
+            uuid.UUID(school_id),
+            email,
+            email_verified,
+            name,
+            preferred_username,
+            role,
+            password_hash,
+            canonical_email(email),
         )
         return user_from(row)

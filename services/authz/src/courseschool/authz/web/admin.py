@@ -8,17 +8,16 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
-from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from courseschool.common.errors import InvalidRequestError, InvalidTokenError, NotFoundError
+from courseschool.common.jsonbody import decode_json
 from courseschool.common.secrets import same
-from courseschool.common.web import NO_STORE
 
-from ..admin import AdminService
-from ..service import AuthzService
+from ..components import Components
+from ..endpoints.admin import AdminService
+from .http import Authz, no_store_json
 
-Authz = NamedDependency[AuthzService]
 BASE = "/internal/admin"
 
 
@@ -55,7 +54,11 @@ class KeyRotation(msgspec.Struct, forbid_unknown_fields=True):
     immediate: bool = False
 
 
-def _admin(request: Request, authz: AuthzService) -> AdminService:
+class TrustedDomain(msgspec.Struct, forbid_unknown_fields=True):
+    host: str
+
+
+def _admin(request: Request, authz: Components) -> AdminService:
     expected = authz.settings.admin_token
     if not expected:
         raise NotFoundError("not found")
@@ -66,116 +69,150 @@ def _admin(request: Request, authz: AuthzService) -> AdminService:
 
 async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
     try:
-        return msgspec.json.decode(await request.body() or b"{}", type=kind)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return decode_json(await request.body() or b"{}", into=kind)
+    except msgspec.ValidationError as exc:
         raise InvalidRequestError(f"invalid body: {exc}") from None
 
 
-def _json(body: Any, status: int = 200) -> Response[bytes]:
-    return Response(msgspec.json.encode(body), status_code=status, media_type="application/json", headers=NO_STORE)
-
-
-@get(f"{BASE}/schools", include_in_schema=False)
+@get(f"{BASE}/schools")
 async def list_schools(request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).list_schools())
+    return no_store_json(await _admin(request, authz).list_schools())
 
 
-@post(f"{BASE}/schools", include_in_schema=False, status_code=201)
+@post(f"{BASE}/schools", status_code=201)
 async def create_school(request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, NewSchool)
-    return _json(await admin.create_school(slug=body.slug, name=body.name), 201)
+    return no_store_json(await admin.create_school(slug=body.slug, name=body.name), status=201)
 
 
-@get(f"{BASE}/users", include_in_schema=False)
+@get(f"{BASE}/users")
 async def list_users(request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).list_users(school=request.query_params.get("school")))
+    return no_store_json(await _admin(request, authz).list_users(school=request.query_params.get("school")))
 
 
-@post(f"{BASE}/users", include_in_schema=False, status_code=201)
+@post(f"{BASE}/users", status_code=201)
 async def create_user(request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, NewUser)
-    return _json(await admin.create_user(**msgspec.structs.asdict(body)), 201)
+    return no_store_json(await admin.create_user(**msgspec.structs.asdict(body)), status=201)
 
 
-@get(f"{BASE}/users/{{ref:str}}", include_in_schema=False)
+@get(f"{BASE}/users/{{ref:str}}")
 async def show_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).user(ref))
+    return no_store_json(await _admin(request, authz).user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/disable", include_in_schema=False, status_code=200)
+@post(f"{BASE}/users/{{ref:str}}/disable", status_code=200)
 async def disable_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).disable_user(ref))
+    return no_store_json(await _admin(request, authz).disable_user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/enable", include_in_schema=False, status_code=200)
+@post(f"{BASE}/users/{{ref:str}}/enable", status_code=200)
 async def enable_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).enable_user(ref))
+    return no_store_json(await _admin(request, authz).enable_user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/role", include_in_schema=False, status_code=200)
+@post(f"{BASE}/users/{{ref:str}}/role", status_code=200)
 async def set_role(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, RoleChange)
-    return _json(await admin.set_role(ref, body.role))
+    return no_store_json(await admin.set_role(ref, body.role))
 
 
-@post(f"{BASE}/users/{{ref:str}}/reset-password", include_in_schema=False, status_code=200)
+@post(f"{BASE}/users/{{ref:str}}/reset-password", status_code=200)
 async def reset_password(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, PasswordReset)
-    return _json(await admin.reset_password(ref, body.password))
+    return no_store_json(await admin.reset_password(ref, body.password))
 
 
-@post(f"{BASE}/integrations", include_in_schema=False, status_code=201)
+@post(f"{BASE}/integrations", status_code=201)
 async def create_integration(request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, NewIntegration)
-    return _json(await admin.create_integration(**msgspec.structs.asdict(body)), 201)
+    return no_store_json(await admin.create_integration(**msgspec.structs.asdict(body)), status=201)
 
 
-@get(f"{BASE}/clients", include_in_schema=False)
+@get(f"{BASE}/clients")
 async def list_clients(request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).list_clients())
+    return no_store_json(await _admin(request, authz).list_clients())
 
 
-@get(f"{BASE}/clients/{{client_id:str}}", include_in_schema=False)
+@get(f"{BASE}/clients/{{client_id:str}}")
 async def show_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).client(client_id))
+    return no_store_json(await _admin(request, authz).client(client_id))
 
 
-@post(f"{BASE}/clients/{{client_id:str}}/disable", include_in_schema=False, status_code=200)
+@post(f"{BASE}/clients/{{client_id:str}}/disable", status_code=200)
 async def disable_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).disable_client(client_id))
+    return no_store_json(await _admin(request, authz).disable_client(client_id))
 
 
-@delete(f"{BASE}/clients/{{client_id:str}}", include_in_schema=False, status_code=200)
+@delete(f"{BASE}/clients/{{client_id:str}}", status_code=200)
 async def delete_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).delete_client(client_id))
+    return no_store_json(await _admin(request, authz).delete_client(client_id))
 
 
-@get(f"{BASE}/grants", include_in_schema=False)
+@get(f"{BASE}/grants")
 async def list_grants(request: Request, authz: Authz) -> Response[bytes]:
     query = request.query_params
-    return _json(await _admin(request, authz).list_grants(
-        user=query.get("user"), client=query.get("client"), include_revoked=query.get("all") == "true",
-    ))
+    return no_store_json(
+        await _admin(request, authz).list_grants(
+            user=query.get("user"),
+            client=query.get("client"),
+            include_revoked=query.get("all") == "true",
+        )
+    )
 
 
-@post(f"{BASE}/grants/{{grant_id:str}}/revoke", include_in_schema=False, status_code=200)
+@post(f"{BASE}/grants/{{grant_id:str}}/revoke", status_code=200)
 async def revoke_grant(grant_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).revoke_grant(grant_id))
+    return no_store_json(await _admin(request, authz).revoke_grant(grant_id))
 
 
-@get(f"{BASE}/keys", include_in_schema=False)
+@get(f"{BASE}/keys")
 async def list_keys(request: Request, authz: Authz) -> Response[bytes]:
-    return _json(await _admin(request, authz).list_keys())
+    return no_store_json(await _admin(request, authz).list_keys())
 
 
-@post(f"{BASE}/keys/rotate", include_in_schema=False, status_code=200)
+@post(f"{BASE}/keys/rotate", status_code=200)
 async def rotate_key(request: Request, authz: Authz) -> Response[bytes]:
     admin, body = _admin(request, authz), await _body(request, KeyRotation)
-    return _json(await admin.rotate_key(body.alg, immediate=body.immediate))
+    return no_store_json(await admin.rotate_key(body.alg, immediate=body.immediate))
+
+
+@get(f"{BASE}/domains")
+async def list_domains(request: Request, authz: Authz) -> Response[bytes]:
+    return no_store_json(await _admin(request, authz).list_domains())
+
+
+@post(f"{BASE}/domains", status_code=201)
+async def trust_domain(request: Request, authz: Authz) -> Response[bytes]:
+    admin, body = _admin(request, authz), await _body(request, TrustedDomain)
+    return no_store_json(await admin.trust_domain(body.host), status=201)
+
+
+@delete(f"{BASE}/domains/{{host:str}}", status_code=200)
+async def untrust_domain(host: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
+    return no_store_json(await _admin(request, authz).untrust_domain(host))
 
 
 ADMIN_ROUTES = [
-    list_schools, create_school, list_users, create_user, show_user, disable_user, enable_user, set_role,
-    reset_password, create_integration, list_clients, show_client, disable_client, delete_client, list_grants,
-    revoke_grant, list_keys, rotate_key,
+    list_schools,
+    create_school,
+    list_users,
+    create_user,
+    show_user,
+    disable_user,
+    enable_user,
+    set_role,
+    reset_password,
+    create_integration,
+    list_clients,
+    show_client,
+    disable_client,
+    delete_client,
+    list_grants,
+    revoke_grant,
+    list_keys,
+    rotate_key,
+    list_domains,
+    trust_domain,
+    untrust_domain,
 ]

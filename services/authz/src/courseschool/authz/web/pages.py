@@ -1,4 +1,5 @@
-"""HTML pages of the interactive flow, and the headers every page and redirect carries."""
+"""HTML pages of the interactive flow, the headers every page and redirect carries,
+and how an error looks as a page (`Pages`, used by `courseschool.common.answers`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from litestar import Response
+from litestar import Response, get
 from litestar.datastructures import Cookie
+
+from courseschool.common.errors import ForbiddenError, PlatformError, TooManyRequestsError
 
 _env = Environment(loader=PackageLoader("courseschool.authz.web", "templates"), autoescape=select_autoescape(["html"]))
 STYLESHEET = (files("courseschool.authz.web") / "templates" / "style.css").read_bytes()
@@ -38,16 +41,52 @@ def page_headers(form_target: str | None = None) -> dict[str, str]:
     }
 
 
-def render(template: str, *, status: int = 200, form_target: str | None = None, cookies: list[Cookie] | None = None, **ctx: Any) -> Response[str]:
+def render(
+    template: str, *, status: int = 200, form_target: str | None = None, cookies: list[Cookie] | None = None, **ctx: Any
+) -> Response[str]:
     html = _env.get_template(template).render(**ctx)
     return Response(
-        html, status_code=status, media_type="text/html; charset=utf-8", headers=page_headers(form_target),
+        html,
+        status_code=status,
+        media_type="text/html; charset=utf-8",
+        headers=page_headers(form_target),
         cookies=cookies or [],
     )
 
 
-def error_page(message: str, status: int = 400) -> Response[str]:
-    return render("error.html", status=status, message=message)
+class Pages:
+    """Errors on the pages' routes, as a person should see them: what happened, what to
+    do next, and the technical reason in small print for whoever fixes the app."""
+
+    def __init__(self, issuer: str) -> None:
+        self.issuer = issuer
+
+    def error_page(self, err: PlatformError) -> Response[str]:
+        title, advice = _in_words(err)
+        details = err.description if err.description and err.description != advice else None
+        page = render("error.html", status=err.status_code, title=title, advice=advice, details=details)
+        page.headers.update(err.headers)
+        return page
+
+    def redirect(self, location: str) -> Response[bytes]:
+        return see_other(location)
+
+
+def _in_words(err: PlatformError) -> tuple[str, str]:
+    if isinstance(err, TooManyRequestsError):
+        return "Too many attempts", err.advice or f"Wait about {err.retry_after} seconds, then try again."
+    if err.status_code == 503:
+        return "Course School is busy or partly down", err.advice or "Wait a moment, then try again."
+    if err.status_code >= 500:
+        return "Something went wrong on our side", err.advice or (
+            "Try again. If it keeps happening, tell your school's administrator."
+        )
+    if isinstance(err, ForbiddenError):
+        return "This form can't be used", err.advice or "Go back, reload the page and try again."
+    return "This sign-in can't continue", err.advice or (
+        "Go back to the app and start again. If it keeps happening, the app's developer needs to fix it: "
+        "the details below say what is wrong."
+    )
 
 
 def see_other(location: str, *, cookies: list[Cookie] | None = None) -> Response[bytes]:
@@ -55,3 +94,8 @@ def see_other(location: str, *, cookies: list[Cookie] | None = None) -> Response
     headers = page_headers()
     headers["Location"] = location
     return Response(b"", status_code=303, headers=headers, cookies=cookies or [])
+
+
+@get("/oauth/assets/style.css")
+async def stylesheet() -> Response[bytes]:
+    return Response(STYLESHEET, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})

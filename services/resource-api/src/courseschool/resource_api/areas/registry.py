@@ -1,11 +1,13 @@
 """Every resource area as a declaration: its name, path, model and rules.
 
-The generic mechanism (`items.py`, `web/routes.py`) reads these and nothing else;
-adding an area is one `AreaSpec` here (plus its scopes in the shared registry).
+The generic mechanism (`items.py`, `service.py`, `web/routes.py`, `openapi.py`) reads
+these and nothing else; adding an area is one `AreaSpec` here over its `Area` of the
+shared scope registry.
 """
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Callable
 from typing import Any, Literal
@@ -13,8 +15,10 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from courseschool.common.scopes import AREAS as SCOPE_AREAS
+from courseschool.common import scopes
+from courseschool.common.scopes import Area
 
+from ..schools import SchoolRecord
 from . import models as m
 
 Kind = Literal["collection", "singleton", "computed", "upload"]
@@ -25,23 +29,36 @@ class RuleError(ValueError):
 
 
 class AreaSpec(msgspec.Struct, frozen=True, kw_only=True):
-    name: str  # the scope prefix, e.g. "membership_plans"
+    """One resource area: its scopes (the shared registry's `Area`), its path under
+    /api/v1, how it is served, its model and its rules."""
+
+    area: Area
     path: str  # under /api/v1, e.g. "membership-plans"
     kind: Kind
     model: type[Struct] | None = None
     public: bool = False  # anonymous callers may read its published items
+    # Fields anonymous callers do not see (the public catalogue): contact details, links
+    # meant for buyers or attendees. Callers with the area's read scope see every field.
+    private_fields: tuple[str, ...] = ()
     unique: str | None = None  # a field unique per school (slug, code, email)
     per_user: bool = False  # a singleton kept per user (account)
     check: Callable[[dict[str, Any]], None] | None = None
+    # A singleton's first value, from the school it belongs to (when nothing is stored yet).
+    from_school: Callable[[SchoolRecord], dict[str, Any]] | None = None
     description: str = ""
 
     @property
+    def name(self) -> str:
+        """The scope prefix, e.g. "membership_plans"."""
+        return self.area.name
+
+    @property
     def readable(self) -> bool:
-        return "read" in _accesses(self.name)
+        return "read" in self.area.accesses
 
     @property
     def writable(self) -> bool:
-        return "write" in _accesses(self.name)
+        return "write" in self.area.accesses
 
     @property
     def read_scope(self) -> str:
@@ -56,10 +73,7 @@ class AreaSpec(msgspec.Struct, frozen=True, kw_only=True):
         return self.model is not None and "published" in self.model.__struct_fields__
 
 
-def _accesses(name: str) -> tuple[str, ...]:
-    return next(a.accesses for a in SCOPE_AREAS if a.name == name)
-
-
+@functools.cache
 def patch_type(model: type[Struct]) -> type[Struct]:
     """The model with every field optional: what a PATCH body may hold."""
     hints = typing.get_type_hints(model, include_extras=True)
@@ -117,44 +131,166 @@ def _coupon_makes_sense(item: dict[str, Any]) -> None:
 
 
 AREA_SPECS: tuple[AreaSpec, ...] = (
-    AreaSpec(name="courses", path="courses", kind="collection", model=m.Course, public=True, unique="slug",
-             description="Courses of the school, with price and lecturers."),
-    AreaSpec(name="students", path="students", kind="collection", model=m.Student, unique="email",
-             description="Students and their enrolments."),
-    AreaSpec(name="members", path="members", kind="collection", model=m.Member, unique="email",
-             description="Community members and their membership plan."),
-    AreaSpec(name="curriculum", path="curriculum", kind="collection", model=m.Curriculum, unique="course_id",
-             description="The ordered sections and lessons of each course."),
-    AreaSpec(name="orders", path="orders", kind="collection", model=m.Order, unique="number",
-             check=_order_adds_up, description="Orders placed at the school (read-only)."),
-    AreaSpec(name="events", path="events", kind="collection", model=m.Event, public=True, unique="slug",
-             check=_dates_in_order("starts_at", "ends_at"), description="Live and online events."),
-    AreaSpec(name="membership_plans", path="membership-plans", kind="collection", model=m.MembershipPlan,
-             public=True, unique="slug", description="Membership plans on sale."),
-    AreaSpec(name="coupons", path="coupons", kind="collection", model=m.Coupon, unique="code",
-             check=_coupon_makes_sense, description="Discount coupons."),
-    AreaSpec(name="posts", path="posts", kind="collection", model=m.Post, public=True, unique="slug",
-             description="Blog posts."),
-    AreaSpec(name="subscriptions", path="subscriptions", kind="collection", model=m.Subscription,
-             description="Recurring subscriptions of members to plans."),
-    AreaSpec(name="digital_products", path="digital-products", kind="collection", model=m.DigitalProduct,
-             public=True, unique="slug", description="Downloadable products."),
-    AreaSpec(name="comments", path="comments", kind="collection", model=m.Comment,
-             description="Comments on courses, posts and lessons (read-only)."),
-    AreaSpec(name="lecturers", path="lecturers", kind="collection", model=m.Lecturer, public=True, unique="slug",
-             description="Lecturers and their public profiles."),
-    AreaSpec(name="forms", path="forms", kind="collection", model=m.Form,
-             description="Forms and their submission counts (read-only)."),
-    AreaSpec(name="pages", path="pages", kind="collection", model=m.Page, public=True, unique="slug",
-             description="Pages of the school's site."),
-    AreaSpec(name="school", path="school", kind="singleton", model=m.School, description="The school's settings."),
-    AreaSpec(name="appearance", path="appearance", kind="singleton", model=m.Appearance,
-             description="The look of the school's site."),
-    AreaSpec(name="account", path="account", kind="singleton", model=m.Account, per_user=True,
-             description="The calling user's own account settings."),
-    AreaSpec(name="analytics", path="analytics", kind="computed",
-             description="Figures computed from the school's data over a period."),
-    AreaSpec(name="storage", path="storage/files", kind="upload", description="File uploads (write-only)."),
+    AreaSpec(
+        area=scopes.COURSES,
+        path="courses",
+        kind="collection",
+        model=m.Course,
+        public=True,
+        unique="slug",
+        description="Courses of the school, with price and lecturers.",
+    ),
+    AreaSpec(
+        area=scopes.STUDENTS,
+        path="students",
+        kind="collection",
+        model=m.Student,
+        unique="email",
+        description="Students and their enrolments.",
+    ),
+    AreaSpec(
+        area=scopes.MEMBERS,
+        path="members",
+        kind="collection",
+        model=m.Member,
+        unique="email",
+        description="Community members and their membership plan.",
+    ),
+    AreaSpec(
+        area=scopes.CURRICULUM,
+        path="curriculum",
+        kind="collection",
+        model=m.Curriculum,
+        unique="course_id",
+        description="The ordered sections and lessons of each course.",
+    ),
+    AreaSpec(
+        area=scopes.ORDERS,
+        path="orders",
+        kind="collection",
+        model=m.Order,
+        unique="number",
+        check=_order_adds_up,
+        description="Orders placed at the school (read-only).",
+    ),
+    AreaSpec(
+        area=scopes.EVENTS,
+        path="events",
+        kind="collection",
+        model=m.Event,
+        public=True,
+        unique="slug",
+        check=_dates_in_order("starts_at", "ends_at"),
+        private_fields=("online_url",),  # the meeting link is for those who signed up
+        description="Live and online events.",
+    ),
+    AreaSpec(
+        area=scopes.MEMBERSHIP_PLANS,
+        path="membership-plans",
+        kind="collection",
+        model=m.MembershipPlan,
+        public=True,
+        unique="slug",
+        description="Membership plans on sale.",
+    ),
+    AreaSpec(
+        area=scopes.COUPONS,
+        path="coupons",
+        kind="collection",
+        model=m.Coupon,
+        unique="code",
+        check=_coupon_makes_sense,
+        description="Discount coupons.",
+    ),
+    AreaSpec(
+        area=scopes.POSTS,
+        path="posts",
+        kind="collection",
+        model=m.Post,
+        public=True,
+        unique="slug",
+        description="Blog posts.",
+    ),
+    AreaSpec(
+        area=scopes.SUBSCRIPTIONS,
+        path="subscriptions",
+        kind="collection",
+        model=m.Subscription,
+        description="Recurring subscriptions of members to plans.",
+    ),
+    AreaSpec(
+        area=scopes.DIGITAL_PRODUCTS,
+        path="digital-products",
+        kind="collection",
+        model=m.DigitalProduct,
+        public=True,
+        unique="slug",
+        private_fields=("file_url",),  # the download is what is sold
+        description="Downloadable products.",
+    ),
+    AreaSpec(
+        area=scopes.COMMENTS,
+        path="comments",
+        kind="collection",
+        model=m.Comment,
+        description="Comments on courses, posts and lessons (read-only).",
+    ),
+    AreaSpec(
+        area=scopes.LECTURERS,
+        path="lecturers",
+        kind="collection",
+        model=m.Lecturer,
+        public=True,
+        unique="slug",
+        private_fields=("email",),
+        description="Lecturers and their public profiles.",
+    ),
+    AreaSpec(
+        area=scopes.FORMS,
+        path="forms",
+        kind="collection",
+        model=m.Form,
+        description="Forms and their submission counts (read-only).",
+    ),
+    AreaSpec(
+        area=scopes.PAGES,
+        path="pages",
+        kind="collection",
+        model=m.Page,
+        public=True,
+        unique="slug",
+        description="Pages of the school's site.",
+    ),
+    AreaSpec(
+        area=scopes.SCHOOL,
+        path="school",
+        kind="singleton",
+        model=m.School,
+        from_school=lambda school: {"name": school.name},
+        description="The school's settings.",
+    ),
+    AreaSpec(
+        area=scopes.APPEARANCE,
+        path="appearance",
+        kind="singleton",
+        model=m.Appearance,
+        description="The look of the school's site.",
+    ),
+    AreaSpec(
+        area=scopes.ACCOUNT,
+        path="account",
+        kind="singleton",
+        model=m.Account,
+        per_user=True,
+        description="The calling user's own account settings.",
+    ),
+    AreaSpec(
+        area=scopes.ANALYTICS,
+        path="analytics",
+        kind="computed",
+        description="Figures computed from the school's data over a period.",
+    ),
+    AreaSpec(area=scopes.STORAGE, path="storage/files", kind="upload", description="File uploads (write-only)."),
 )
 
 BY_PATH: dict[str, AreaSpec] = {a.path: a for a in AREA_SPECS}

@@ -1,6 +1,10 @@
 """Route handlers for every area, made from its `AreaSpec` by one factory per kind.
-Each handler reads its input, calls `ResourceService`, and renders JSON."""
+Each handler receives the guarded caller and the parsed input, calls
+`ResourceService`, and renders JSON."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -10,102 +14,89 @@ from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
-from courseschool.common.errors import InvalidRequestError, NotFoundError, OAuthError
-from courseschool.common.errors import PayloadTooLargeError, UnsupportedMediaTypeError
+from courseschool.common.errors import (
+    InvalidRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PlatformError,
+    UnsupportedMediaTypeError,
+)
 
 from ..areas.registry import AREA_SPECS, AreaSpec
+from ..bearer import Principal
 from ..files import UploadRefused, check_upload, safe_filename
 from ..service import ResourceService
+from .principal import guard
+from .query import list_query, period
 
 API = "/api/v1"
 Service = NamedDependency[ResourceService]
+Caller = NamedDependency[Principal]
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
     return Response(msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers)
 
 
-def _query(request: Request) -> dict[str, str]:
-    query = {k: v for k, v in request.query_params.items() if isinstance(v, str)}
-    if any("\x00" in k or "\x00" in v for k, v in query.items()):
-        raise InvalidRequestError("parameters must not contain NUL characters")
-    return query
-
-
-def _opt(spec: AreaSpec, scope: str | None, public: bool = False) -> dict[str, Any]:
-    """What the OpenAPI generator needs to know about an operation."""
-    return {"area": spec.name, "scope": scope, "public": public}
-
-
 def collection_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     base = f"{API}/{spec.path}"
     item_path = base + "/{item_id:str}"
-    tags = [spec.path]
+    read = guard(spec.read_scope, public=spec.public)
+    write = guard(spec.write_scope)
 
-    @get(base, name=f"{spec.name}-list", operation_id=f"list_{spec.name}", tags=tags,
-         opt=_opt(spec, spec.read_scope, spec.public), summary=f"List {spec.path}", description=spec.description)
-    async def list_items(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
-        page = await resources.list(spec, principal, _query(request))
-        return _json(page)
+    @get(base, name=f"{spec.name}-list", opt=read)
+    async def list_items(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
+        query = list_query(request, resources.settings)
+        if principal.anonymous:  # the same for every anonymous caller: kept briefly, cacheable
+            ttl = int(resources.settings.catalogue_cache_ttl)
+            cache = {"Cache-Control": f"public, max-age={ttl}" if ttl else "no-cache"}
+            return Response(await resources.catalogue(spec, query), media_type="application/json", headers=cache)
+        return _json(await resources.list(spec, principal, query))
 
-    @get(item_path, name=f"{spec.name}-get", operation_id=f"get_{spec.name}", tags=tags,
-         opt=_opt(spec, spec.read_scope, spec.public), summary=f"Get one of {spec.path}")
-    async def get_item(item_id: FromPath[str], request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @get(item_path, name=f"{spec.name}-get", opt=read)
+    async def get_item(item_id: FromPath[str], resources: Service, principal: Caller) -> Response[bytes]:
         return _json(await resources.get(spec, principal, item_id))
 
-    handlers: list[HTTPRouteHandler] = [list_items, get_item]
     if not spec.writable:
-        return handlers
+        return [list_items, get_item]
 
-    @post(base, name=f"{spec.name}-create", operation_id=f"create_{spec.name}", tags=tags, status_code=201,
-          opt=_opt(spec, spec.write_scope), summary=f"Create one of {spec.path}")
-    async def create_item(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @post(base, name=f"{spec.name}-create", status_code=201, opt=write)
+    async def create_item(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
         item = await resources.create(spec, principal, await request.body())
         return _json(item, 201, {"Location": f"{base}/{item['id']}"})
 
-    @patch(item_path, name=f"{spec.name}-update", operation_id=f"update_{spec.name}", tags=tags,
-           opt=_opt(spec, spec.write_scope), summary=f"Change one of {spec.path}")
-    async def update_item(item_id: FromPath[str], request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @patch(item_path, name=f"{spec.name}-update", opt=write)
+    async def update_item(
+        item_id: FromPath[str], request: Request[Any, Any, Any], resources: Service, principal: Caller
+    ) -> Response[bytes]:
         return _json(await resources.update(spec, principal, item_id, await request.body()))
 
-    @delete(item_path, name=f"{spec.name}-delete", operation_id=f"delete_{spec.name}", tags=tags, status_code=204,
-            opt=_opt(spec, spec.write_scope), summary=f"Delete one of {spec.path}")
-    async def delete_item(item_id: FromPath[str], request: Request, resources: Service) -> None:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @delete(item_path, name=f"{spec.name}-delete", status_code=204, opt=write)
+    async def delete_item(item_id: FromPath[str], resources: Service, principal: Caller) -> None:
         await resources.delete(spec, principal, item_id)
 
-    return [*handlers, create_item, update_item, delete_item]
+    return [list_items, get_item, create_item, update_item, delete_item]
 
 
 def singleton_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     path = f"{API}/{spec.path}"
-    tags = [spec.path]
 
-    @get(path, name=f"{spec.name}-get", operation_id=f"get_{spec.name}", tags=tags,
-         opt=_opt(spec, spec.read_scope), summary=f"Get the {spec.path}", description=spec.description)
-    async def get_one(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @get(path, name=f"{spec.name}-get", opt=guard(spec.read_scope))
+    async def get_one(resources: Service, principal: Caller) -> Response[bytes]:
         return _json(await resources.get_singleton(spec, principal))
 
-    @patch(path, name=f"{spec.name}-update", operation_id=f"update_{spec.name}", tags=tags,
-           opt=_opt(spec, spec.write_scope), summary=f"Change the {spec.path}")
-    async def update_one(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
+    @patch(path, name=f"{spec.name}-update", opt=guard(spec.write_scope))
+    async def update_one(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
         return _json(await resources.update_singleton(spec, principal, await request.body()))
 
     return [get_one, update_one] if spec.writable else [get_one]
 
 
 def analytics_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
-    @get(f"{API}/{spec.path}", name=f"{spec.name}-get", operation_id=f"get_{spec.name}", tags=[spec.path],
-         opt=_opt(spec, spec.read_scope), summary="Figures of the school over a period", description=spec.description)
-    async def figures(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
-        return _json(await resources.analytics(spec, principal, _query(request)))
+    @get(f"{API}/{spec.path}", name=f"{spec.name}-get", opt=guard(spec.read_scope))
+    async def figures(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
+        start, end = period(request)
+        return _json(await resources.analytics(principal, start, end))
 
     return [figures]
 
@@ -113,11 +104,8 @@ def analytics_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
 def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     path = f"{API}/{spec.path}"
 
-    @post(path, name=f"{spec.name}-upload", operation_id="upload_file", tags=[spec.path], status_code=201,
-          opt=_opt(spec, spec.write_scope), summary="Upload a file (multipart/form-data, field 'file')")
-    async def upload(request: Request, resources: Service) -> Response[bytes]:
-        principal = await resources.principal(request.headers.get("authorization"))
-        school_id = resources.require(principal, spec.write_scope)
+    @post(path, name=f"{spec.name}-upload", status_code=201, opt=guard(spec.write_scope))
+    async def upload(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
         if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise UnsupportedMediaTypeError("send the file as multipart/form-data in a field named 'file'")
         form = await request.form()
@@ -129,19 +117,21 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
             kind = check_upload(upload.content_type, content, resources.settings.upload_max_bytes)
         except UploadRefused as exc:
             raise _refusal(exc) from None
-        saved = await resources.files.save(school_id, safe_filename(upload.filename), kind, content)
+        assert principal.school_id is not None
+        saved = await resources.files.save(principal.school_id, safe_filename(upload.filename), kind, content)
         url = f"{resources.settings.base_url}{path}/{saved['id']}"
         return _json({**saved, "url": url}, 201, {"Location": url})
 
-    @get(path + "/{file_id:str}", name=f"{spec.name}-download", operation_id="download_file", tags=[spec.path],
-         opt=_opt(spec, None, True), summary="Download an uploaded file by its stable URL")
+    @get(path + "/{file_id:str}", name=f"{spec.name}-download")
     async def download(file_id: FromPath[str], resources: Service) -> Response[bytes]:
+        """Anyone with the stable URL (no token is read)."""
         row = await resources.files.get(file_id)
         if row is None:
             raise NotFoundError("no such file")
         inline = row["content_type"].startswith("image/")
         return Response(
-            row["content"], media_type=row["content_type"],
+            row["content"],
+            media_type=row["content_type"],
             headers={
                 "Cache-Control": "public, max-age=31536000, immutable",
                 "ETag": '"' + row["sha256"].hex()[:32] + '"',
@@ -154,7 +144,7 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     return [upload, download]
 
 
-def _refusal(exc: UploadRefused) -> OAuthError:
+def _refusal(exc: UploadRefused) -> PlatformError:
     if exc.status == 413:
         return PayloadTooLargeError(str(exc))
     if exc.status == 415:
@@ -162,7 +152,7 @@ def _refusal(exc: UploadRefused) -> OAuthError:
     return InvalidRequestError(str(exc))
 
 
-FACTORIES = {
+FACTORIES: dict[str, Callable[[AreaSpec], list[HTTPRouteHandler]]] = {
     "collection": collection_routes,
     "singleton": singleton_routes,
     "computed": analytics_routes,

@@ -2,8 +2,10 @@
 with PKCE verification (RFC 7636 §4.6) and resource indicators (RFC 8707 §2.2).
 
 Linear steps: load the code, refuse a reused one (revoking what its first use
-issued, §4.1.2), check client, expiry, redirect URI, PKCE and resource, then consume
-the code atomically together with the first refresh token, and mint the tokens.
+issued, §4.1.2), check client, expiry, redirect URI, PKCE, the DPoP key the code is
+bound to (`dpop_jkt`, RFC 9449 §10) and resource, then consume
+the code atomically together with the first refresh token, end the grants of the same
+user and client before it (one lineage per app install), and mint the tokens.
 Nothing is consumed before every check has passed.
 """
 
@@ -14,18 +16,20 @@ from courseschool.common.logging import audit, get_logger
 from courseschool.common.secrets import new_token
 
 from .. import pkce
+from ..consent import capped_scope
 from ..context import TokenContext
-from ..models import AuthorizationCode, Client, TokenResponse
+from ..models import AuthorizationCode, Client, Grant, TokenResponse
 from ..token_request import TokenForm, required, resource_within_grant
-from ..tokens import mint
+from ..tokens import mint, refresh_binding
 
 log = get_logger(__name__)
 
 GRANT_TYPE = "authorization_code"
 
 
-async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext) -> TokenResponse:
-    """Authorization code -> tokens. RFC 6749 §4.1.3; PKCE RFC 7636 §4.6."""
+async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext, jkt: str | None = None) -> TokenResponse:
+    """Authorization code -> tokens. RFC 6749 §4.1.3; PKCE RFC 7636 §4.6; `jkt` is the
+    key of the request's DPoP proof (RFC 9449 §5)."""
     code_value = required(form.code, "code")
     redirect_uri = required(form.redirect_uri, "redirect_uri")
     code = await _load_unused_code(code_value, ctx)
@@ -34,21 +38,34 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext) -> T
     _check_expiry(code, now)
     _check_redirect_uri(code, redirect_uri)
     pkce.verify(form.code_verifier, code.code_challenge)
+    _check_dpop_key(code, jkt)
     resource = resource_within_grant(form.resource, code.resource)
     grant = await ctx.grants.get(code.grant_id)
     user = await ctx.users.get(code.user_id)
     if grant is None or grant.revoked or user is None or user.disabled:
         raise InvalidGrantError("the authorization grant is no longer valid")
+    scope = capped_scope(code.scope, user=user, client=client)
     refresh_token = new_token() if "refresh_token" in client.grant_types else None
+    binding = refresh_binding(client, jkt) if refresh_token is not None else None
     consumed = await ctx.grants.redeem_code(
-        code=code_value, refresh_token=refresh_token, scope=code.scope, resource=code.resource, now=now
+        code=code_value, refresh_token=refresh_token, scope=scope, resource=code.resource, now=now, dpop_jkt=binding
     )
     if not consumed:  # lost a race with another redemption of the same code
         await _revoke_after_reuse(code, ctx)
+    await _replace_earlier_grants(grant, ctx)
     log.info("token_issued", grant_type=GRANT_TYPE, client_id=client.client_id, grant_id=grant.id)
     return mint(
-        ctx.policy, ctx.signer, client=client, grant=grant, user=user, scope=code.scope,
-        resource=resource, nonce=code.nonce, refresh_token=refresh_token, now=now,
+        ctx.policy,
+        ctx.signer,
+        client=client,
+        grant=grant,
+        user=user,
+        scope=scope,
+        resource=resource,
+        nonce=code.nonce,
+        refresh_token=refresh_token,
+        now=now,
+        jkt=jkt,
     )
 
 
@@ -68,6 +85,14 @@ async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext) -> Non
     raise InvalidGrantError("the authorization code is invalid, expired or already used")
 
 
+async def _replace_earlier_grants(grant: Grant, ctx: TokenContext) -> None:
+    """One lineage per app install and user: a new approval (a step-up asking for more
+    scopes, a second sign-in of the same client) replaces the grants before it, whose
+    refresh tokens end here rather than pile up."""
+    for earlier in await ctx.grants.earlier_live_grants(grant):
+        await ctx.revoker.revoke_grant(earlier, reason="replaced")
+
+
 def _check_client(code: AuthorizationCode, client: Client) -> None:
     if code.client_id != client.client_id:
         raise InvalidGrantError("the authorization code was issued to another client")
@@ -76,6 +101,12 @@ def _check_client(code: AuthorizationCode, client: Client) -> None:
 def _check_expiry(code: AuthorizationCode, now: int) -> None:
     if code.expires_at <= now:
         raise InvalidGrantError("the authorization code has expired")
+
+
+def _check_dpop_key(code: AuthorizationCode, jkt: str | None) -> None:
+    # RFC 9449 §10: a code asked for with `dpop_jkt` is redeemed only with a proof by that key.
+    if code.dpop_jkt is not None and jkt != code.dpop_jkt:
+        raise InvalidGrantError("the authorization code is bound to a DPoP key (dpop_jkt): send a proof made with it")
 
 
 def _check_redirect_uri(code: AuthorizationCode, redirect_uri: str) -> None:

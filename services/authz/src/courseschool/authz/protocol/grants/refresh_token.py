@@ -1,11 +1,13 @@
 """The refresh token grant: RFC 6749 §6, with rotation and reuse detection as
 RFC 9700 §4.14.2 and OAuth 2.1 §4.3.1 ask.
 
-Linear steps: load the token, check client, grant, lifetimes, scope (narrowing
-only, §6) and resource (RFC 8707 §2.2), all before anything changes; then rotate
-atomically. A token presented again is a reuse: inside the grace window, while the
-token it was rotated into is still unused, the same client gets the first answer
-back (a lost response, retried); otherwise the whole grant is revoked.
+Linear steps: load the token, check client, grant, lifetimes, the DPoP key the grant
+is bound to (RFC 9449 §5), scope (narrowing only, §6, then capped by the user's current
+role) and resource (RFC 8707 §2.2), all before anything changes; then bind a public
+client's unbound grant to the key of its proof, and rotate atomically. A token
+presented again is a reuse: inside the grace window, while the token it was rotated
+into is still unused, the same client gets the first answer back (a lost response,
+retried); otherwise the whole grant is revoked.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from courseschool.common.scopes import format_scope, parse_scope
 from courseschool.common.secrets import new_token
 
 from .. import replay
+from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import Client, RefreshToken, TokenResponse, User
 from ..ports import Rotation
 from ..token_request import TokenForm, required, resource_within_grant
-from ..tokens import mint
+from ..tokens import mint, refresh_binding
 
 log = get_logger(__name__)
 
@@ -28,22 +31,35 @@ GRANT_TYPE = "refresh_token"
 INVALID = "the refresh token is invalid, expired or revoked"
 
 
-async def refresh(form: TokenForm, client: Client, ctx: TokenContext) -> TokenResponse:
-    """Refresh token -> new access token and a rotated refresh token. RFC 6749 §6."""
+async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str | None = None) -> TokenResponse:
+    """Refresh token -> new access token and a rotated refresh token. RFC 6749 §6; `jkt`
+    is the key of the request's DPoP proof (RFC 9449 §5)."""
     value = required(form.refresh_token, "refresh_token")
     token = await _load(value, ctx)
     now = ctx.clock.now()
     _check_client(token, client)
     _check_lifetimes(token, now, ctx)
+    _check_dpop_key(token, jkt)
     scope = _narrowed_scope(form.scope, token.scope)
     resource = resource_within_grant(form.resource, token.resource)
     user = _active_user(token)
+    scope = capped_scope(scope, user=user, client=client)
     if token.consumed_at is not None:
         return await _replay_or_revoke(value, token, now, ctx)
+    await _bind_to_proof_key(token, client, jkt, ctx)
     new_refresh = new_token()
     response = mint(
-        ctx.policy, ctx.signer, client=client, grant=token.grant, user=user, scope=scope, resource=resource,
-        nonce=None, refresh_token=new_refresh, now=now,
+        ctx.policy,
+        ctx.signer,
+        client=client,
+        grant=token.grant,
+        user=user,
+        scope=scope,
+        resource=resource,
+        nonce=None,
+        refresh_token=new_refresh,
+        now=now,
+        jkt=jkt,
     )
     outcome = await ctx.grants.rotate_refresh_token(
         old=value, new=new_refresh, grant_id=token.grant.id, replay=replay.seal(value, response), now=now
@@ -74,6 +90,22 @@ def _check_lifetimes(token: RefreshToken, now: int, ctx: TokenContext) -> None:
         raise InvalidGrantError("the refresh token has expired")
 
 
+def _check_dpop_key(token: RefreshToken, jkt: str | None) -> None:
+    # RFC 9449 §5: a bound refresh token is used only with a proof made with its key.
+    if token.grant.dpop_jkt is not None and jkt != token.grant.dpop_jkt:
+        raise InvalidGrantError("the refresh token is bound to a DPoP key: send a proof made with that key")
+
+
+async def _bind_to_proof_key(token: RefreshToken, client: Client, jkt: str | None, ctx: TokenContext) -> None:
+    """RFC 9449 §5: the first proof a public client sends binds its refresh tokens from
+    then on; of two first proofs at once, the one bound first wins."""
+    binding = refresh_binding(client, jkt)
+    if binding is None or token.grant.dpop_jkt is not None:
+        return
+    if await ctx.grants.bind_dpop_key(token.grant.id, binding) != binding:
+        raise InvalidGrantError("the refresh token is bound to a DPoP key: send a proof made with that key")
+
+
 def _narrowed_scope(requested: str | None, granted: str) -> str:
     """§6: the requested scope must not include any scope not originally granted."""
     if requested is None:
@@ -97,6 +129,11 @@ async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: Toke
         log.info("refresh_retried", client_id=token.grant.client_id, grant_id=token.grant.id)
         return replay.open_sealed(value, token.replay)
     await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused")
-    audit("refresh_reused", actor="client", subject=token.grant.user_id, client_id=token.grant.client_id,
-          grant_id=token.grant.id)
+    audit(
+        "refresh_reused",
+        actor="client",
+        subject=token.grant.user_id,
+        client_id=token.grant.client_id,
+        grant_id=token.grant.id,
+    )
     raise InvalidGrantError(INVALID)

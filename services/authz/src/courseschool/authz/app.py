@@ -1,0 +1,99 @@
+"""The authorization server's composition root: the Litestar app, its routes, and the
+`Components` built once at start-up (pools, stores, keys) and handed to every handler
+by dependency injection."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from litestar import Litestar
+from litestar.di import Provide
+
+from courseschool.common.clock import Clock, SystemClock
+from courseschool.common.db import backing_services
+from courseschool.common.web import service_app
+
+from .components import Components
+from .endpoints.maintenance import maintenance_loop
+from .settings import AuthzSettings
+from .web import (
+    admin,
+    authorize,
+    connected_apps,
+    interaction,
+    introspection,
+    jwks,
+    logout,
+    pages,
+    register,
+    revocation,
+    signin,
+    token,
+    userinfo,
+)
+from .web.http import provide_authz
+from .web.internal import INTERNAL_ROUTES
+
+MAX_BODY = 64 * 1024
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+ROUTES = [
+    register.register,
+    authorize.authorize,
+    interaction.interaction_page,
+    interaction.login_submit,
+    interaction.consent_submit,
+    interaction.switch_user,
+    interaction.decision_page,
+    logout.logout,
+    signin.signin_page,
+    signin.signin_submit,
+    connected_apps.apps_page,
+    connected_apps.remove_app,
+    connected_apps.remove_all_apps,
+    pages.stylesheet,
+    token.token,
+    revocation.revoke,
+    introspection.introspect,
+    userinfo.userinfo,
+    jwks.jwks,
+    *INTERNAL_ROUTES,
+    *admin.ADMIN_ROUTES,
+]
+
+
+def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litestar:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with backing_services(settings, "authz") as (pool, redis):
+            components = Components.build(settings, pool, redis, clock or SystemClock())
+            await components.keys.start()
+            app.state.authz = components
+            maintenance = asyncio.create_task(maintenance_loop(components))
+            try:
+                yield
+            finally:
+                maintenance.cancel()
+                components.passwords.close()
+                if components.fetcher is not None:
+                    await components.fetcher.aclose()
+
+    async def check_postgres() -> None:
+        await app.state.authz.pool.fetchval("SELECT 1")
+
+    async def check_redis() -> None:
+        await app.state.authz.redis.ping()
+
+    app = service_app(
+        "authz",
+        route_handlers=ROUTES,
+        ready_checks={"postgres": check_postgres, "redis": check_redis},
+        dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
+        lifespan=[lifespan],
+        request_max_body_size=MAX_BODY,
+    )
+    app.state.pages = pages.Pages(settings.issuer)
+    return app

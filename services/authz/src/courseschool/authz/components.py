@@ -1,0 +1,139 @@
+"""What the authorization server's use cases work with, built once per process by
+the composition root (`app.py`) and handed to the handlers by dependency injection."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from dataclasses import dataclass
+
+import asyncpg
+import redis.asyncio as aioredis
+
+from courseschool.common.clock import Clock
+from courseschool.common.dpop import DpopChecker
+from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
+from courseschool.common.jose import KeyEncryptor, decode_kek
+from courseschool.common.resource import canonical_resource
+
+from .keys import SigningKeys
+from .limits import Limits
+from .passwords import PasswordWork
+from .protocol.context import TokenContext
+from .protocol.key_rotation import RotationPolicy
+from .protocol.tokens import TokenPolicy
+from .settings import AuthzSettings
+from .storage.admin import PgAdminStore
+from .storage.cimd import ClientDirectory, MetadataDocumentFetcher
+from .storage.clients import PgClientStore
+from .storage.consents import PgConsentStore
+from .storage.grants import PgCodeStore, PgGrantStore
+from .storage.interactions import RedisInteractionStore
+from .storage.keys import PgKeyStore
+from .storage.revocations import PgRedisRevoker
+from .storage.sessions import PgSessionStore
+from .storage.trusted_domains import PgTrustedDomainStore
+from .storage.users import PgUserStore
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Components:
+    settings: AuthzSettings
+    clock: Clock
+    pool: asyncpg.Pool
+    redis: aioredis.Redis
+    clients: PgClientStore
+    fetcher: MetadataDocumentFetcher | None
+    directory: ClientDirectory  # every lookup of a client by id (both kinds of client)
+    trusted_domains: PgTrustedDomainStore  # hosts whose metadata documents may list https callbacks
+    users: PgUserStore
+    grants: PgGrantStore
+    codes: PgCodeStore
+    sessions: PgSessionStore
+    consents: PgConsentStore
+    admin_store: PgAdminStore
+    interactions: RedisInteractionStore
+    keys: SigningKeys
+    revoker: PgRedisRevoker
+    limits: Limits
+    passwords: PasswordWork  # hashing off the event loop, bounded
+    dpop: DpopChecker  # DPoP proofs (RFC 9449) at the token endpoint and UserInfo
+    policy: TokenPolicy
+    default_resource: str
+    known_resources: frozenset[str]
+    page_key: bytes  # MACs the CSRF tokens of forms bound to a session (sign-out)
+
+    @classmethod
+    def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> Components:
+        if not settings.key_encryption_key:
+            raise ValueError("KEY_ENCRYPTION_KEY is required")
+        kek = decode_kek(settings.key_encryption_key)
+        clients = PgClientStore(pool)
+        fetcher = MetadataDocumentFetcher(settings, redis) if settings.cimd_enabled else None
+        trusted_domains = PgTrustedDomainStore(pool)
+        rotation = RotationPolicy(
+            interval=settings.key_rotation_interval,
+            lead=settings.key_publish_lead,
+            retire_after=max(settings.access_token_ttl, settings.id_token_ttl) + 300,
+        )
+        key_store = PgKeyStore(
+            pool,
+            KeyEncryptor(kek),
+            issuer=settings.issuer,
+            clock=clock,
+            policy=rotation,
+        )
+        default_resource = canonical_resource(settings.base_url) or settings.base_url
+        extra = {canonical_resource(r) for r in settings.extra_resources.split()}
+        return cls(
+            settings=settings,
+            clock=clock,
+            pool=pool,
+            redis=redis,
+            clients=clients,
+            fetcher=fetcher,
+            directory=ClientDirectory(clients, fetcher, clock, trusted_domains),
+            trusted_domains=trusted_domains,
+            users=PgUserStore(pool),
+            grants=PgGrantStore(pool),
+            codes=PgCodeStore(pool),
+            sessions=PgSessionStore(pool),
+            consents=PgConsentStore(pool),
+            admin_store=PgAdminStore(pool),
+            interactions=RedisInteractionStore(redis, settings.interaction_ttl),
+            keys=SigningKeys(key_store),
+            revoker=PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=clock),
+            limits=Limits(settings, redis),
+            passwords=PasswordWork(
+                workers=settings.password_hash_workers or os.cpu_count() or 1, queue=settings.password_hash_queue
+            ),
+            dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS), settings.dpop_policy, clock),
+            policy=TokenPolicy(
+                issuer=settings.issuer,
+                access_token_ttl=settings.access_token_ttl,
+                id_token_ttl=settings.id_token_ttl,
+            ),
+            default_resource=default_resource,
+            known_resources=frozenset({default_resource, *(r for r in extra if r)}),
+            page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
+        )
+
+    def token_context(self) -> TokenContext:
+        """What the grant handlers, revocation and introspection need (protocol/context.py)."""
+        ring = self.keys.ring
+        return TokenContext(
+            clients=self.directory.approved(),
+            users=self.users,
+            codes=self.codes,
+            grants=self.grants,
+            revoker=self.revoker,
+            signer=ring,
+            verifier=ring,
+            policy=self.policy,
+            clock=self.clock,
+            known_resources=self.known_resources,
+            refresh_idle_ttl=self.settings.refresh_token_idle_ttl,
+            refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
+            refresh_grace=self.settings.refresh_token_grace,
+        )

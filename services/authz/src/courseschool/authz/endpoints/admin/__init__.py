@@ -1,0 +1,16 @@
+"""Administration: the one service layer behind both the internal admin API and the
+command line. Every action is an audit event; disabling a user or a client ends their
+grants at once (recorded in Postgres, published to the resource servers)."""
+
+from __future__ import annotations
+
+from .apps import AppsAdmin
+from .domains import DomainsAdmin
+from .people import PeopleAdmin
+
+
+class AdminService(PeopleAdmin, AppsAdmin, DomainsAdmin):
+    """Every administrative action, for one actor (`admin` for the API, `admin-cli`)."""
+
+
+__all__ = ["AdminService"]

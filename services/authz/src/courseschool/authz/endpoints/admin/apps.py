@@ -1,0 +1,108 @@
+"""Clients, administrator-made integrations, grants and signing keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from courseschool.common.errors import InvalidRequestError, NotFoundError
+from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
+from courseschool.common.secrets import digest, new_token
+
+from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
+from ...protocol.registration import GRANT_TYPES
+from ..maintenance import remove_unused_clients
+from .base import AdminBase
+
+
+class AppsAdmin(AdminBase):
+    async def create_integration(
+        self, *, name: str, redirect_uris: list[str], scope: str | None = None, refresh: bool = True
+    ) -> dict[str, Any]:
+        """A confidential client with fixed HTTPS callbacks: the "registered integration"
+        the interface sends such clients to. Its secret is shown once."""
+        if not redirect_uris or not all(is_https_redirect_uri(u) or is_loopback_redirect_uri(u) for u in redirect_uris):
+            raise InvalidRequestError("redirect URIs must be https (or loopback) without fragment or user-info")
+        if not 0 < len(name) <= 200:
+            raise InvalidRequestError("name must be 1 to 200 characters")
+        if scope is not None:
+            names = parse_scope(scope)
+            if not names or unknown_scopes(names):
+                raise InvalidRequestError(f"unknown scope: {' '.join(unknown_scopes(names)) or '(empty)'}")
+            scope = format_scope(names)
+        secret = new_token()
+        client = await self.c.clients.create(
+            client_id=new_token(18),
+            client_name=name,
+            redirect_uris=redirect_uris,
+            token_endpoint_auth_method="client_secret_post",
+            grant_types=list(GRANT_TYPES) if refresh else ["authorization_code"],
+            response_types=["code"],
+            application_type="web",
+            scope=scope,
+            id_token_signed_response_alg="RS256",
+            secret_hash=digest(secret),
+            is_integration=True,
+            now=self.c.clock.now(),
+        )
+        self._audit("integration_created", client_id=client.client_id)
+        return {**await self.client(client.client_id), "client_secret": secret}
+
+    async def list_clients(self) -> list[dict[str, Any]]:
+        return await self.c.admin_store.clients()
+
+    async def client(self, client_id: str) -> dict[str, Any]:
+        found = await self.c.admin_store.client(client_id)
+        if found is None:
+            raise NotFoundError(f"no client {client_id}")
+        return found
+
+    async def disable_client(self, client_id: str) -> dict[str, Any]:
+        await self.client(client_id)
+        await self.c.admin_store.disable_client(client_id)
+        ended = await self._end_grants(await self.c.admin_store.live_grants_of_client(client_id), "client_disabled")
+        self._audit("client_disabled", client_id=client_id, grants_ended=ended)
+        return {**await self.client(client_id), "grants_ended": ended}
+
+    async def delete_client(self, client_id: str) -> dict[str, Any]:
+        await self.client(client_id)
+        ended = await self._end_grants(await self.c.admin_store.live_grants_of_client(client_id), "client_deleted")
+        await self.c.admin_store.delete_client(client_id)
+        self._audit("client_deleted", client_id=client_id, grants_ended=ended)
+        return {"client_id": client_id, "deleted": True, "grants_ended": ended}
+
+    async def delete_unused_clients(self) -> list[str]:
+        return await remove_unused_clients(self.c)
+
+    async def list_grants(
+        self, *, user: str | None = None, client: str | None = None, include_revoked: bool = False
+    ) -> list[dict[str, Any]]:
+        return await self.c.admin_store.grants(user=user, client=client, include_revoked=include_revoked)
+
+    async def revoke_grant(self, grant_id: str) -> dict[str, Any]:
+        grant = await self.c.grants.get(grant_id)
+        if grant is None:
+            raise NotFoundError(f"no grant {grant_id}")
+        await self.c.revoker.revoke_grant(grant_id, reason="revoked_by_admin")
+        self._audit("grant_revoked_by_admin", subject=grant.user_id, client_id=grant.client_id, grant_id=grant_id)
+        return {"id": grant_id, "revoked": True}
+
+    async def list_keys(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "kid": k.kid,
+                "alg": k.alg,
+                "state": k.state,
+                "created_at": k.created_at,
+                "activated_at": k.activated_at,
+                "retired_at": k.retired_at,
+            }
+            for k in await self.c.keys.store.infos()
+        ]
+
+    async def rotate_key(self, alg: str, *, immediate: bool = False) -> dict[str, Any]:
+        if alg not in ("ES256", "RS256"):
+            raise InvalidRequestError("alg must be ES256 or RS256")
+        done = await self.c.keys.store.rotate_now(alg, immediate=immediate)
+        await self.c.keys.maintain()
+        self._audit("signing_key_rotation", alg=alg, immediate=immediate, steps=done)
+        return {"alg": alg, "steps": done, "keys": await self.list_keys()}

@@ -1,0 +1,114 @@
+"""Schools and the people of the schools."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from courseschool.common.errors import ConflictError, InvalidRequestError, NotFoundError
+from courseschool.common.scopes import ROLES, parse_scope, writes_lost
+from courseschool.common.secrets import new_token
+
+from .base import AdminBase
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class PeopleAdmin(AdminBase):
+    async def list_schools(self) -> list[dict[str, Any]]:
+        return await self.c.admin_store.schools()
+
+    async def create_school(self, *, slug: str, name: str) -> dict[str, Any]:
+        if not _SLUG.match(slug) or len(slug) > 60 or not 0 < len(name) <= 200:
+            raise InvalidRequestError("slug must be lower-case words joined by '-', name 1 to 200 characters")
+        if await self.c.admin_store.school(slug):
+            raise ConflictError(f"a school with the slug {slug} exists")
+        school = await self.c.admin_store.create_school(slug, name)
+        self._audit("school_created", subject=school["id"], slug=slug)
+        return school
+
+    async def list_users(self, *, school: str | None = None) -> list[dict[str, Any]]:
+        return await self.c.admin_store.users(school)
+
+    async def user(self, ref: str) -> dict[str, Any]:
+        found = await self.c.admin_store.user(ref)
+        if found is None:
+            raise NotFoundError(f"no user {ref}")
+        return found
+
+    async def create_user(
+        self, *, school: str, email: str, name: str, role: str, password: str | None = None
+    ) -> dict[str, Any]:
+        found = await self.c.admin_store.school(school)
+        if found is None:
+            raise NotFoundError(f"no school {school}")
+        _check_role(role)
+        if not _EMAIL.match(email) or len(email) > 320 or not 0 < len(name) <= 200:
+            raise InvalidRequestError("a valid email and a name of 1 to 200 characters are needed")
+        if await self.c.admin_store.user(email):
+            raise ConflictError(f"a user with the email {email} exists")
+        secret = password or new_token(12)
+        _check_password(secret)
+        user = await self.c.users.create(
+            school_id=found["id"],
+            email=email,
+            name=name,
+            preferred_username=email.split("@")[0],
+            role=role,
+            password_hash=await self.c.passwords.hash(secret),
+        )
+        self._audit("user_created", subject=user.id, role=role, school=found["slug"])
+        out = await self.user(user.id)
+        return {**out, "password": secret} if password is None else out
+
+    async def set_role(self, ref: str, role: str) -> dict[str, Any]:
+        """The new role caps every grant from the next use on (a refresh narrows the
+        scope to it); grants holding a write scope the new role does not allow end now,
+        and the resource servers hear of it at once."""
+        _check_role(role)
+        user = await self.user(ref)
+        await self.c.admin_store.set_role(user["id"], role)
+        lost = writes_lost(user["role"], role)
+        grants = await self.c.admin_store.live_grants_of_user(user["id"])
+        affected = [grant_id for grant_id, scope in grants.items() if lost & set(parse_scope(scope))]
+        ended = await self._end_grants(affected, "role_changed")
+        self._audit("user_role_set", subject=user["id"], role=role, previous_role=user["role"], grants_ended=ended)
+        return {**await self.user(user["id"]), "grants_ended": ended}
+
+    async def disable_user(self, ref: str) -> dict[str, Any]:
+        """The user can no longer sign in; their sessions and grants end now."""
+        user = await self.user(ref)
+        await self.c.admin_store.set_disabled(user["id"], True)
+        ended = await self._end_grants(list(await self.c.admin_store.live_grants_of_user(user["id"])), "user_disabled")
+        self._audit("user_disabled", subject=user["id"], grants_ended=ended)
+        return {**await self.user(user["id"]), "grants_ended": ended}
+
+    async def enable_user(self, ref: str) -> dict[str, Any]:
+        user = await self.user(ref)
+        await self.c.admin_store.set_disabled(user["id"], False)
+        self._audit("user_enabled", subject=user["id"])
+        return await self.user(user["id"])
+
+    async def reset_password(self, ref: str, password: str | None = None) -> dict[str, Any]:
+        """A new password; whoever held the old one loses what it gave them: the user's
+        sign-in sessions and grants end now."""
+        user = await self.user(ref)
+        secret = password or new_token(12)
+        _check_password(secret)
+        await self.c.users.set_password_hash(user["id"], await self.c.passwords.hash(secret))
+        await self.c.admin_store.end_sessions(user["id"])
+        ended = await self._end_grants(list(await self.c.admin_store.live_grants_of_user(user["id"])), "password_reset")
+        self._audit("password_reset", subject=user["id"], grants_ended=ended)
+        shown = {"password": secret} if password is None else {}
+        return {"id": user["id"], "email": user["email"], "grants_ended": ended, **shown}
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise InvalidRequestError(f"role must be one of {', '.join(ROLES)}")
+
+
+def _check_password(password: str) -> None:
+    if not 10 <= len(password) <= 1024:
+        raise InvalidRequestError("a password must be 10 to 1024 characters")

@@ -1,0 +1,118 @@
+"""The authorization endpoint, RFC 6749 §4.1.1: validate the request, then either
+open an interaction for the login and consent pages, or, when an integration's
+remembered consent covers the request, issue the code at once (§4.1.2)."""
+
+from __future__ import annotations
+
+from courseschool.common.errors import ConsentRequiredError, InvalidRequestError, LoginRequiredError, OAuthError
+from courseschool.common.logging import audit
+from courseschool.common.scopes import format_scope
+from courseschool.common.secrets import new_token
+
+from ..components import Components
+from ..protocol.authorize import (
+    AuthorizationError,
+    AuthorizationRequest,
+    Params,
+    UnsafeRequestError,
+    validate_authorization_request,
+)
+from ..protocol.client_id_metadata import UNUSABLE, is_metadata_url
+from ..protocol.consent import consent_can_be_remembered, grantable, session_usable
+from ..protocol.models import Client, User
+from ..protocol.redirects import code_redirect_url
+from ..storage.interactions import Interaction
+
+
+async def start_authorization(
+    c: Components, params: Params, session_id: str | None, *, ip: str
+) -> tuple[Interaction, str] | str:
+    """The new interaction and its browser-binding value, or the URL to send the
+    browser to. Raises UnsafeRequestError (a page) or AuthorizationError (a redirect);
+    TooManyRequestsError first, before anything is fetched or stored."""
+    await c.limits.count("rate_authorize_per_ip", ip)
+    client_ids = params.get("client_id") or []
+    if c.fetcher is not None and len(client_ids) == 1 and is_metadata_url(client_ids[0]):
+        _, refusal = await c.directory.resolve(client_ids[0])
+        if refusal is not None:
+            raise UnsafeRequestError(UNUSABLE, detail=refusal)
+    client, request = await validate_authorization_request(
+        params, c.directory, known_resources=c.known_resources, default_resource=c.default_resource
+    )
+    now = c.clock.now()
+    session = await c.sessions.get(session_id, now=now)
+    usable = session is not None and session_usable(request, auth_time=session.auth_time, now=now)
+    if session is not None and usable and "consent" not in request.prompt:
+        location = await _remembered(c, client, request, session.user_id, session.auth_time, ip=ip)
+        if location is not None:
+            return location
+    if "none" in request.prompt:
+        # OIDC Core §3.1.2.6: no page may be shown.
+        err: OAuthError = (
+            ConsentRequiredError("the user must approve this client")
+            if usable
+            else LoginRequiredError("the user is not signed in")
+        )
+        raise AuthorizationError(err, request.redirect_uri, request.state)
+    signed_in = session if usable else None
+    return await c.interactions.create(
+        request,
+        user_id=signed_in.user_id if signed_in else None,
+        auth_time=signed_in.auth_time if signed_in else None,
+    )
+
+
+async def _remembered(
+    c: Components, client: Client, request: AuthorizationRequest, user_id: str, auth_time: int, *, ip: str
+) -> str | None:
+    """Only administrator-made integrations may skip the consent page."""
+    if not consent_can_be_remembered(client):
+        return None
+    user = await c.users.get(user_id)
+    remembered = await c.consents.scope(user_id, client.client_id)
+    if user is None or user.disabled or remembered is None:
+        return None
+    granted, _ = grantable(request.scope, role=user.role, client=client)
+    if not granted or not set(granted) <= set(remembered.split()):
+        return None
+    audit("consent_remembered", actor="user", subject=user_id, client_id=client.client_id)
+    return await issue_code(c, client, user, request, auth_time, granted, ip=ip)
+
+
+async def issue_code(
+    c: Components,
+    client: Client,
+    user: User,
+    request: AuthorizationRequest,
+    auth_time: int,
+    granted: list[str],
+    *,
+    ip: str,
+) -> str:
+    """Record the grant and its code (stored as a hash), and the address the approval
+    came from (`ip`, for the user's connected-apps page); the URL back to the client.
+    A metadata document's client is recorded first: the grant refers to it."""
+    if client.verified_origin is not None:
+        recorded = await c.directory.record(client)
+        if recorded is None or recorded.disabled:
+            raise InvalidRequestError("this sign-in request is no longer valid")
+    code = new_token()
+    now = c.clock.now()
+    grant = await c.grants.create_with_code(
+        client_id=client.client_id,
+        user_id=user.id,
+        school_id=user.school_id,
+        scope=format_scope(granted),
+        resource=request.resource,
+        auth_time=auth_time,
+        code=code,
+        redirect_uri=request.redirect_uri,
+        code_challenge=request.code_challenge,
+        nonce=request.nonce,
+        code_expires_at=now + c.settings.code_ttl,
+        now=now,
+        created_from=ip,
+        dpop_jkt=request.dpop_jkt,
+    )
+    audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id)
+    return code_redirect_url(request.redirect_uri, code=code, state=request.state, issuer=c.settings.issuer)

@@ -1,0 +1,189 @@
+"""The interaction between authorization and code: the person signs in, then
+approves or denies. The pages post back here; the flow resumes at the end with a
+redirect to the client (RFC 6749 §4.1.2, §4.1.2.1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+
+from courseschool.common.errors import AccessDeniedError, InvalidRequestError, TooManyRequestsError
+from courseschool.common.logging import audit
+from courseschool.common.scopes import format_scope
+from courseschool.common.secrets import digest, same
+
+from ..components import Components
+from ..protocol.client_names import ClientKind, client_kind
+from ..protocol.consent import consent_can_be_remembered, grantable
+from ..protocol.emails import canonical_email
+from ..protocol.models import User
+from ..protocol.redirect_uris import describe_redirect_host
+from ..protocol.redirects import error_redirect_url
+from ..storage.interactions import Handoff, Interaction
+from .authorization import issue_code
+
+EXPIRED = "the interaction has expired, was completed, or belongs to another browser"
+EXPIRED_ADVICE = (
+    "This sign-in page has expired, was already used, or was opened in another browser. Go back to the app and "
+    "start again: it opens a new one."
+)
+LOGIN_FAILED = "The email or password is not right."
+
+
+class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
+    client_name: str
+    client_kind: ClientKind  # who vouches for the name: only an integration's is the school's
+    redirect_host: str
+    verified_origin: str | None
+    registered_on: str  # when the app registered (or was first seen), as a date
+    new_app: bool  # this person has never approved it before
+    user: User
+    new: list[str]  # the scopes the person is asked for now
+    already: list[str]  # asked for again, allowed before (a step-up shows the difference)
+    dropped: list[str]  # asked for, beyond the person's role: not granted
+
+
+async def open_interaction(c: Components, uid: str, binding: str | None) -> Interaction:
+    """The pending interaction, if this browser holds its binding cookie."""
+    interaction = await c.interactions.get(uid)
+    if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
+        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    return interaction
+
+
+async def client_name(c: Components, interaction: Interaction) -> str:
+    client = await c.directory.get(interaction.request.client_id)
+    return client.client_name if client and client.client_name else "An application"
+
+
+class SignedIn(msgspec.Struct, frozen=True, kw_only=True):
+    session_id: str  # for the cookie
+    user_id: str
+    auth_time: int
+
+
+async def sign_in(c: Components, email: str, password: str, *, ip: str, client_id: str | None) -> SignedIn | None:
+    """Check the credentials; on success open a login session, on failure return None.
+    Too many attempts (from this address, or from it at this account;
+    limits.SignInLimits) raise TooManyRequestsError before the password is even checked;
+    too many checks under way at once (passwords.PasswordWork),
+    TemporarilyUnavailableError. Every audit event names the caller's address (`ip`) and
+    the app the person signs in for, if any. The one sign-in of every page: the
+    interaction's (below) and the standalone one (web/signin.py)."""
+    await c.limits.count("rate_login_per_ip", ip)
+    account = digest(canonical_email(email)).hex()
+    refusal = await c.limits.sign_in.refusal(account, ip)
+    if refusal:
+        audit(
+            "login_locked", actor="user", client_id=client_id, ip=ip, rule=refusal.rule, retry_after=refusal.retry_after
+        )
+        raise TooManyRequestsError(refusal.message, retry_after=refusal.retry_after)
+    found = await c.users.get_for_login(email) if 0 < len(email) <= 320 else None
+    user, password_hash = found if found else (None, None)
+    checked = await c.passwords.check(password_hash, password[:1024])
+    if not checked.ok or user is None or user.disabled:
+        subject = user.id if user else None
+        audit("login_failed", actor="user", subject=subject, client_id=client_id, ip=ip)
+        for rule in await c.limits.sign_in.failed(account, ip):
+            audit("account_locked", actor="system", subject=subject, ip=ip, rule=rule)
+        return None
+    await c.limits.sign_in.succeeded(account, ip)
+    if checked.new_hash:
+        await c.users.set_password_hash(user.id, checked.new_hash)
+    now = c.clock.now()
+    session_id = await c.sessions.create(user_id=user.id, auth_time=now, ttl=c.settings.session_ttl)
+    audit("login_succeeded", actor="user", subject=user.id, client_id=client_id, ip=ip)
+    return SignedIn(session_id=session_id, user_id=user.id, auth_time=now)
+
+
+async def login(c: Components, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
+    """Sign in (`sign_in`) for the interaction: on success bind the user to it and
+    return the new session's id for the cookie; on failure record a message for the page."""
+    signed_in = await sign_in(c, email, password, ip=ip, client_id=interaction.request.client_id)
+    if signed_in is None:
+        interaction.login_error = LOGIN_FAILED
+        interaction.login_email = email[:320]  # the form keeps what the person typed
+    else:
+        interaction.user_id, interaction.auth_time = signed_in.user_id, signed_in.auth_time
+        interaction.login_error = None
+    await c.interactions.save(interaction)
+    return signed_in.session_id if signed_in else None
+
+
+async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
+    client = await c.directory.get(interaction.request.client_id)
+    user = await c.users.get(interaction.user_id) if interaction.user_id else None
+    if client is None or user is None:
+        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    granted, dropped = grantable(interaction.request.scope, role=user.role, client=client)
+    seen, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
+    if consent_can_be_remembered(client):
+        allowed |= set((await c.consents.scope(user.id, client.client_id) or "").split())
+    issued = dt.datetime.fromtimestamp(client.client_id_issued_at, dt.UTC)
+    return ConsentView(
+        client_name=client.client_name or "An unnamed application",
+        client_kind=client_kind(client),
+        redirect_host=describe_redirect_host(interaction.request.redirect_uri),
+        verified_origin=client.verified_origin,
+        registered_on=f"{issued.day} {issued:%B %Y}",
+        new_app=not seen,
+        user=user,
+        new=[s for s in granted if s not in allowed],
+        already=[s for s in granted if s in allowed],
+        dropped=dropped,
+    )
+
+
+async def decide(c: Components, uid: str, *, approve: bool, ip: str) -> str:
+    """Finish the interaction (once); return the URL to send the browser to. `ip`: the
+    address the approval came from, recorded with the grant."""
+    interaction = await c.interactions.take(uid)
+    if interaction is None:
+        raise InvalidRequestError("the interaction was completed or has expired", advice=EXPIRED_ADVICE)
+    request = interaction.request
+    client = await c.directory.get(request.client_id)
+    user = await c.users.get(interaction.user_id) if interaction.user_id else None
+    if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None:
+        raise InvalidRequestError(
+            "the client, the user or the sign-in is no longer valid",
+            advice="This sign-in can no longer be completed (the app or your account was changed meanwhile). "
+            "Go back to the app and start again.",
+        )
+    issuer = c.settings.issuer
+    if not approve:
+        audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id)
+        denied = AccessDeniedError("the user denied the request")
+        return error_redirect_url(denied, request.redirect_uri, request.state, issuer)
+    granted, _ = grantable(request.scope, role=user.role, client=client)
+    if not granted:
+        nothing = AccessDeniedError("the user's role allows none of the requested scopes")
+        return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
+    if consent_can_be_remembered(client):
+        await c.consents.remember(user.id, client.client_id, format_scope(granted))
+    return await issue_code(c, client, user, request, interaction.auth_time, granted, ip=ip)
+
+
+async def hand_off(c: Components, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:
+    """Keep the outcome for the decision page the client asked for (`decision_page`)."""
+    handoff = Handoff(location=location, approved=approved, client_name=name, browser_hash=interaction.browser_hash)
+    await c.interactions.hand_off(interaction.uid, handoff)
+
+
+async def take_handoff(c: Components, uid: str, binding: str | None) -> Handoff:
+    """The decided outcome, once, for the browser that decided it."""
+    handoff = await c.interactions.take_handoff(uid)
+    if handoff is None or not binding or not same(digest(binding), handoff.browser_hash):
+        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    return handoff
+
+
+async def switch_user(c: Components, interaction: Interaction, session_id: str | None) -> None:
+    """ "Not you?": the signed-in person signs out here and the interaction goes back to
+    the sign-in form, so someone else can sign in and decide."""
+    if session_id:
+        await c.sessions.end(session_id)
+    if interaction.user_id is not None:
+        audit("logout", actor="user", subject=interaction.user_id, client_id=interaction.request.client_id)
+    interaction.user_id, interaction.auth_time, interaction.login_error = None, None, None
+    await c.interactions.save(interaction)

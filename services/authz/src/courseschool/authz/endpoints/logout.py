@@ -1,0 +1,52 @@
+"""Sign-out: the person ends their sign-in session, from our pages or at a client's
+request (OpenID Connect RP-Initiated Logout 1.0, `end_session_endpoint`). Always asked
+first (§2), with a form bound to the session, so no other site can sign anyone out."""
+
+from __future__ import annotations
+
+from courseschool.common.errors import InvalidRequestError, InvalidTokenError
+from courseschool.common.logging import audit
+
+from ..components import Components
+from ..protocol.authorize import Params, single
+from ..protocol.logout import LogoutRequest, validate_logout_request
+from ..protocol.redirects import redirect_url
+from ..storage.sessions import LoginSession
+from . import page_forms
+
+
+async def logout_request(c: Components, params: Params) -> LogoutRequest:
+    hint_value = single(params, "id_token_hint", unsafe=True)
+    hint = None
+    if hint_value:
+        try:
+            hint = c.keys.ring.id_token_hint(hint_value[:8192])
+        except InvalidTokenError:
+            raise InvalidRequestError("the ID token hint was not issued by this server") from None
+    return await validate_logout_request(params, c.directory, hint=hint)
+
+
+async def current_session(c: Components, session_id: str | None) -> LoginSession | None:
+    return await c.sessions.get(session_id, now=c.clock.now())
+
+
+def form_token(c: Components, session_id: str) -> str:
+    """The sign-out form's CSRF token, bound to the session (page_forms)."""
+    return page_forms.form_token(c, "logout", session_id)
+
+
+async def sign_out(c: Components, session_id: str | None, csrf: str) -> None:
+    """End the session the form was made for (nothing to do without one)."""
+    session = await current_session(c, session_id)
+    if session is None or session_id is None:
+        return
+    page_forms.check_form_token(c, "logout", session_id, csrf)
+    await c.sessions.end(session_id)
+    audit("logout", actor="user", subject=session.user_id)
+
+
+def after_sign_out(request: LogoutRequest) -> str | None:
+    """Where the browser goes afterwards: the client's validated URI with its `state`."""
+    if request.post_logout_redirect_uri is None:
+        return None
+    return redirect_url(request.post_logout_redirect_uri, {"state": request.state})

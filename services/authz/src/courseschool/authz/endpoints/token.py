@@ -1,0 +1,67 @@
+"""The token endpoint (RFC 6749 §3.2), revocation (RFC 7009 §2) and introspection
+(RFC 7662 §2): each a compose of named steps — rate limits, form parsing, client
+authentication, at the token endpoint the DPoP proof (RFC 9449 §5) — before the
+protocol handler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from courseschool.common.dpop import ProofTarget
+from courseschool.common.errors import InvalidRequestError, OAuthError, UnsupportedGrantTypeError
+from courseschool.common.metrics import TOKENS_ISSUED
+from courseschool.common.secrets import digest
+
+from ..components import Components
+from ..protocol import introspection, revocation
+from ..protocol.authorize import Params
+from ..protocol.grants import GRANT_HANDLERS
+from ..protocol.models import Client, TokenResponse
+from ..protocol.token_request import TokenForm, authenticate_client, check_grant_type_allowed, parse_token_form
+from ..protocol.tokens import require_proof_if_bound
+
+
+async def token(c: Components, form: Params, *, ip: str, dpop: ProofTarget | None = None) -> TokenResponse:
+    parsed, client = await authenticated(c, form, ip=ip)
+    if not parsed.grant_type:
+        raise InvalidRequestError("grant_type is required")
+    handler = GRANT_HANDLERS.get(parsed.grant_type)
+    if handler is None:
+        raise UnsupportedGrantTypeError(f"grant_type {parsed.grant_type!r} is not supported")
+    check_grant_type_allowed(client, parsed.grant_type)
+    jkt = await proof_key(c, client, dpop)
+    response = await handler(parsed, client, c.token_context(), jkt)
+    TOKENS_ISSUED.labels(parsed.grant_type).inc()
+    return response
+
+
+async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> str | None:
+    """RFC 9449 §5: the thumbprint of the key of the request's DPoP proof, every check of
+    §4.3 passed; None without a proof (refused for a client that must send one)."""
+    proof = await c.dpop.check(dpop) if dpop is not None and dpop.proofs else None
+    jkt = proof.jkt if proof is not None else None
+    require_proof_if_bound(client, jkt)
+    return jkt
+
+
+async def revoke(c: Components, form: Params, *, ip: str) -> None:
+    parsed, client = await authenticated(c, form, ip=ip)
+    await revocation.revoke(parsed, client, c.token_context())
+
+
+async def introspect(c: Components, form: Params, *, ip: str) -> dict[str, Any]:
+    parsed, client = await authenticated(c, form, ip=ip)
+    return await introspection.introspect(parsed, client, c.token_context())
+
+
+async def authenticated(c: Components, form: Params, *, ip: str) -> tuple[TokenForm, Client]:
+    """Rate limits (per address, then per named client, in one Redis call, before any
+    secret is checked), then client authentication (§2.3)."""
+    try:
+        parsed = parse_token_form(form)
+    except OAuthError:
+        await c.limits.count("rate_token_per_ip", ip)  # a malformed request counts against its address too
+        raise
+    per_client = [("rate_token_per_client", digest(parsed.client_id[:512]).hex())] if parsed.client_id else []
+    await c.limits.count("rate_token_per_ip", ip, *per_client)
+    return parsed, await authenticate_client(parsed, c.directory.approved())

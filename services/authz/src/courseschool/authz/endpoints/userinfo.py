@@ -1,0 +1,31 @@
+"""UserInfo, OIDC Core §5.3: a live access token of ours with the `openid` scope
+gets the claims its scopes allow. UserInfo is a protected resource: a DPoP-bound token
+comes with the DPoP scheme and a proof by its key (RFC 9449 §7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from courseschool.common.bearer import Credentials
+from courseschool.common.dpop import ProofTarget, check_sender, confirmation_jkt
+from courseschool.common.errors import InsufficientScopeError, InvalidTokenError
+
+from ..components import Components
+from ..protocol.userinfo import userinfo_claims
+
+
+async def userinfo(c: Components, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
+    claims = c.keys.ring.verify(credentials.token)
+    await check_sender(
+        c.dpop, scheme=credentials.scheme, token=credentials.token, jkt=confirmation_jkt(claims), target=target
+    )
+    grant = await c.grants.get(str(claims.get("grant_id", "")))
+    if grant is None or grant.revoked or await c.revoker.access_token_revoked(str(claims["jti"])):
+        raise InvalidTokenError("the access token has been revoked")
+    scopes = set(str(claims.get("scope", "")).split())
+    if "openid" not in scopes:
+        raise InsufficientScopeError("the access token was not granted the openid scope", scope="openid")
+    user = await c.users.get(claims["sub"])
+    if user is None or user.disabled:
+        raise InvalidTokenError("the user of this access token is no longer active")
+    return userinfo_claims(user, scopes)

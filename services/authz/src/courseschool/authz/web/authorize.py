@@ -1,0 +1,32 @@
+"""GET or POST /oauth/authorize: the authorization endpoint, RFC 6749 §3.1.
+
+Errors before the client and its redirect URI are validated are pages; after, they
+go back to the client (both decided by `courseschool.common.answers`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, route
+
+from courseschool.common.answers import PAGE
+
+from ..endpoints.authorization import start_authorization
+from .http import Authz, client_ip, multi
+from .interaction import binding_cookie, session_cookie_name
+from .pages import see_other
+
+
+@route("/oauth/authorize", http_method=["GET", "POST"], status_code=200, opt=PAGE)
+async def authorize(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
+        params = multi((await request.form()).multi_items())
+    else:
+        params = multi(request.query_params.multi_items())
+    session_id = request.cookies.get(session_cookie_name(authz.settings))
+    started = await start_authorization(authz, params, session_id, ip=client_ip(request))
+    if isinstance(started, str):  # remembered consent: straight back to the client
+        return see_other(started)
+    interaction, binding = started
+    cookie = binding_cookie(authz.settings, interaction.uid, binding, authz.settings.interaction_ttl)
+    return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])

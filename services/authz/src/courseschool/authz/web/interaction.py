@@ -1,0 +1,141 @@
+"""The login and consent pages of the interaction (`/oauth/interaction/{uid}`):
+bound to the browser that started it by a cookie, every form CSRF-protected,
+303 after every POST."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.datastructures import Cookie
+from litestar.params import FromPath
+
+from courseschool.common.answers import PAGE
+from courseschool.common.errors import ForbiddenError, InvalidRequestError
+from courseschool.common.secrets import same
+
+from ..endpoints import interaction as flow
+from ..settings import AuthzSettings
+from ..storage.interactions import Interaction
+from .http import Authz, client_ip
+from .pages import render, see_other
+from .scope_words import powerful_first, scope_lines
+
+MAX_FORM_FIELD = 4096
+BINDING_COOKIE = "cs_interaction"
+
+
+def session_cookie_name(settings: AuthzSettings) -> str:
+    return "__Host-cs_session" if settings.cookie_secure else "cs_session"
+
+
+def session_cookie(settings: AuthzSettings, session_id: str, max_age: int) -> Cookie:
+    """The login session's cookie (max_age 0 with an empty value drops it)."""
+    return Cookie(
+        key=session_cookie_name(settings),
+        value=session_id,
+        path="/",
+        httponly=True,
+        secure=settings.cookie_secure,
+        samesite="lax",
+        max_age=max_age,
+    )
+
+
+def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) -> Cookie:
+    return Cookie(
+        key=BINDING_COOKIE,
+        value=value,
+        path=f"/oauth/interaction/{uid}",
+        httponly=True,
+        secure=settings.cookie_secure,
+        samesite="lax",
+        max_age=max_age,
+    )
+
+
+@get("/oauth/interaction/{uid:str}", opt=PAGE)
+async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    interaction = await flow.open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+    if interaction.user_id is None:
+        return render(
+            "login.html",
+            uid=uid,
+            csrf=interaction.csrf,
+            error=interaction.login_error,
+            client_name=await flow.client_name(authz, interaction),
+            login_hint=interaction.login_email or interaction.request.login_hint or "",
+        )
+    view = await flow.consent_view(authz, interaction)
+    return render(
+        "consent.html",
+        uid=uid,
+        csrf=interaction.csrf,
+        view=view,
+        form_target=interaction.request.redirect_uri,
+        new=powerful_first(scope_lines(view.new)),
+        already=scope_lines(view.already),
+        dropped=scope_lines(view.dropped),
+    )
+
+
+async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """A page form's fields: text only, each bounded, no NUL (what is not, is left out)."""
+    form = await request.form()
+    return {k: v for k, v in form.items() if isinstance(v, str) and len(v) <= MAX_FORM_FIELD and "\x00" not in v}
+
+
+async def _checked_form(uid: str, request: Request[Any, Any, Any], authz: Authz) -> tuple[Interaction, dict[str, str]]:
+    """The interaction and the form's fields, if the binding cookie and the CSRF token both match."""
+    interaction = await flow.open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+    fields = await form_fields(request)
+    if not same(fields.get("csrf", ""), interaction.csrf):
+        raise ForbiddenError("the form's CSRF token does not match the interaction")
+    return interaction, fields
+
+
+@post("/oauth/interaction/{uid:str}/login", opt=PAGE)
+async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, authz)
+    session_id = await flow.login(
+        authz, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
+    )
+    cookies = []
+    if session_id is not None:
+        cookies.append(session_cookie(authz.settings, session_id, authz.settings.session_ttl))
+    return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
+
+
+@post("/oauth/interaction/{uid:str}/consent", opt=PAGE)
+async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, authz)
+    decision = fields.get("decision")
+    name = await flow.client_name(authz, interaction)
+    if interaction.user_id is None or decision not in ("approve", "deny"):
+        raise InvalidRequestError(
+            "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
+        )
+    location = await flow.decide(authz, uid, approve=decision == "approve", ip=client_ip(request))
+    if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
+        await flow.hand_off(authz, interaction, location, approved=decision == "approve", name=name)
+        return see_other(f"/oauth/interaction/{uid}/done")
+    expired = binding_cookie(authz.settings, uid, "", 0)
+    return see_other(location, cookies=[expired])
+
+
+@get("/oauth/interaction/{uid:str}/done", opt=PAGE)
+async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    """What was decided, then on to the app (a link, and a refresh after a moment): if
+    the app's listener is gone, the person still knows the outcome."""
+    handoff = await flow.take_handoff(authz, uid, request.cookies.get(BINDING_COOKIE))
+    expired = binding_cookie(authz.settings, uid, "", 0)
+    return render("decided.html", handoff=handoff, form_target=handoff.location, cookies=[expired])
+
+
+@post("/oauth/interaction/{uid:str}/switch", opt=PAGE)
+async def switch_user(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    """ "Not you? Sign out": end the session, back to the sign-in form of this interaction."""
+    interaction, _ = await _checked_form(uid, request, authz)
+    await flow.switch_user(authz, interaction, request.cookies.get(session_cookie_name(authz.settings)))
+    gone = session_cookie(authz.settings, "", 0)
+    return see_other(f"/oauth/interaction/{uid}", cookies=[gone])

@@ -1,0 +1,15 @@
+"""POST /api/oauth/introspect: token introspection, RFC 7662 §2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, post
+
+from ..endpoints.token import introspect as introspect_token
+from .http import Authz, client_ip, form_params, no_store_json
+
+
+@post("/api/oauth/introspect", status_code=200)
+async def introspect(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
+    return no_store_json(await introspect_token(authz, await form_params(request), ip=client_ip(request)))

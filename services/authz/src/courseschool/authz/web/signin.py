@@ -1,0 +1,88 @@
+"""GET and POST /oauth/signin: signing in outside an authorization request, for the
+pages of the person's own account (the connected apps). The same sign-in as the
+interaction's login page (`endpoints.interaction.sign_in`: rate limit, lockout), the
+same form; its CSRF token is bound to a cookie of this page's own, since there is no
+session yet (login CSRF: another site cannot sign the browser in to its account).
+Afterwards the browser goes only to one of our own pages (`NEXT_PAGES`)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from litestar import Request, Response, get, post
+from litestar.datastructures import Cookie
+
+from courseschool.common.answers import PAGE
+from courseschool.common.errors import ForbiddenError
+from courseschool.common.secrets import new_token
+
+from ..endpoints import page_forms
+from ..endpoints.connected_apps import signed_in_user
+from ..endpoints.interaction import LOGIN_FAILED, sign_in
+from ..settings import AuthzSettings
+from .http import Authz, client_ip
+from .interaction import form_fields, session_cookie, session_cookie_name
+from .pages import render, see_other
+
+PATH = "/oauth/signin"
+PURPOSE = "signin"
+SIGNIN_COOKIE = "cs_signin"
+NEXT_PAGES = ("/oauth/apps",)  # where a sign-in may lead; the first is the default
+
+
+def signin_url(next_page: str) -> str:
+    return f"{PATH}?{urlencode({'next': next_page})}"
+
+
+def _next(value: str | None) -> str:
+    return value if value in NEXT_PAGES else NEXT_PAGES[0]
+
+
+def _signin_cookie(settings: AuthzSettings, value: str, max_age: int) -> Cookie:
+    return Cookie(
+        key=SIGNIN_COOKIE,
+        value=value,
+        path=PATH,
+        httponly=True,
+        secure=settings.cookie_secure,
+        samesite="lax",
+        max_age=max_age,
+    )
+
+
+@get(PATH, opt=PAGE)
+async def signin_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    next_page = _next(request.query_params.get("next"))
+    if await signed_in_user(authz, request.cookies.get(session_cookie_name(authz.settings))):
+        return see_other(next_page)
+    binding = request.cookies.get(SIGNIN_COOKIE)
+    if not binding or len(binding) > 128:
+        binding = new_token()
+    return render(
+        "signin.html",
+        csrf=page_forms.form_token(authz, PURPOSE, binding),
+        error=LOGIN_FAILED if request.query_params.get("failed") else None,
+        next=next_page,
+        cookies=[_signin_cookie(authz.settings, binding, authz.settings.interaction_ttl)],
+    )
+
+
+@post(PATH, opt=PAGE)
+async def signin_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    fields = await form_fields(request)
+    binding = request.cookies.get(SIGNIN_COOKIE)
+    if not binding:
+        raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
+    page_forms.check_form_token(authz, PURPOSE, binding, fields.get("csrf", ""))
+    next_page = _next(fields.get("next"))
+    signed_in = await sign_in(
+        authz, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request), client_id=None
+    )
+    if signed_in is None:
+        return see_other(f"{signin_url(next_page)}&failed=1")
+    cookies = [
+        session_cookie(authz.settings, signed_in.session_id, authz.settings.session_ttl),
+        _signin_cookie(authz.settings, "", 0),
+    ]
+    return see_other(next_page, cookies=cookies)

@@ -1,0 +1,23 @@
+"""POST /api/oauth/token: the token endpoint, RFC 6749 §3.2, with DPoP (RFC 9449 §5):
+the proof comes in the `DPoP` header, and its nonce goes back in `DPoP-Nonce`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, post
+
+from courseschool.common.answers import NO_STORE
+from courseschool.common.web import proof_target
+
+from ..endpoints.token import token as exchange
+from .http import Authz, client_ip, form_params
+
+
+@post("/api/oauth/token", status_code=200)
+async def token(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
+    dpop = proof_target(request, authz.settings.base_url)
+    response = await exchange(authz, await form_params(request), ip=client_ip(request), dpop=dpop)
+    headers = {**NO_STORE, **await authz.dpop.nonce_header(dpop)}
+    return Response(msgspec.json.encode(response), media_type="application/json", headers=headers)

@@ -1,0 +1,138 @@
+"""The revocations the authorization server publishes, kept in this process.
+
+Revocations are written to Postgres by the authorization server, then published on
+a Redis channel and as keys with an expiry. A resource server subscribes, loads the
+current set (the keys, plus the authorization server's record in Postgres over its
+internal endpoint, so a flushed Redis cannot make a revoked token good again), and
+applies every message after. While the feed is lost nothing is trusted from memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Protocol
+
+import httpx
+import msgspec
+import redis.asyncio as aioredis
+
+from courseschool.common.logging import get_logger
+from courseschool.common.revocation import CHANNEL, RevocationEvent
+
+log = get_logger(__name__)
+
+
+class Revocable(Protocol):
+    @property
+    def grant_id(self) -> str | None: ...
+
+    @property
+    def jti(self) -> str | None: ...
+
+
+class RevocationFeed:
+    """The revoked grants and token ids, kept in memory from the Redis feed.
+
+    `healthy` is true only while subscribed and after the set was (re)loaded; while it
+    is false nothing may be trusted from memory, and callers ask the authorization
+    server instead.
+    """
+
+    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None, loader: Any = None) -> None:
+        self._redis = redis
+        # Asks the authorization server for the current revocations (the record in
+        # Postgres), so that a flushed Redis cannot make a revoked token good again.
+        self._loader = loader
+        self._grants: set[str] = set()
+        self._jtis: set[str] = set()
+        self._on_change = on_change or (lambda: None)
+        self._connected = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    @property
+    def healthy(self) -> bool:
+        return self._connected.is_set()
+
+    def revoked(self, principal: Revocable) -> bool:
+        return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        # The flag as well as the cancellation: the Redis client can swallow a
+        # cancellation that lands inside one of its own time-outs.
+        self._stopping = True
+        if self._task:
+            self._task.cancel()
+            await asyncio.wait([self._task], timeout=3)
+
+    async def wait_healthy(self, within: float = 5.0) -> bool:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                await self._connected.wait()
+        return self.healthy
+
+    def _apply(self, event: RevocationEvent) -> None:
+        if event.grant_id:
+            self._grants.add(event.grant_id)
+        if event.jti:
+            self._jtis.add(event.jti)
+        self._on_change()
+
+    async def _load(self) -> None:
+        grants: set[str] = set()
+        jtis: set[str] = set()
+        async for key in self._redis.scan_iter(match="revoked:*", count=1000):
+            kind, _, value = key.decode().removeprefix("revoked:").partition(":")
+            (grants if kind == "grant" else jtis).add(value)
+        if self._loader is not None:
+            record = await self._loader()
+            grants.update(record["grant_ids"])
+            jtis.update(record["jtis"])
+        self._grants, self._jtis = grants, jtis
+
+    async def _run(self) -> None:
+        delay = 0.2
+        while not self._stopping:
+            pubsub = self._redis.pubsub()
+            try:
+                await pubsub.subscribe(CHANNEL)
+                await self._load()  # after subscribing: nothing published in between is lost
+                self._connected.set()
+                self._on_change()
+                delay = 0.2
+                log.info("revocation_feed_connected")
+                while not self._stopping:  # short waits, so that stopping is never held up
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the connection is gone, whatever the cause: trust nothing cached
+                if self.healthy:
+                    log.warning("revocation_feed_lost", error=type(exc).__name__)
+                self._connected.clear()
+                self._on_change()
+            finally:
+                with contextlib.suppress(Exception):  # closing a connection that is already gone
+                    await pubsub.aclose()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+class RevocationSource:
+    """The authorization server's current revocations, over its internal endpoint."""
+
+    def __init__(self, http: httpx.AsyncClient, internal_token: str | None) -> None:
+        self._http = http
+        self._token = internal_token
+
+    async def __call__(self) -> dict[str, list[str]]:
+        response = await self._http.get(
+            "/internal/revocations", headers={"Authorization": f"Bearer {self._token}"}, timeout=3.0
+        )
+        response.raise_for_status()
+        return response.json()

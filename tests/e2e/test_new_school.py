@@ -1,0 +1,185 @@
+"""A school an administrator creates exists everywhere at once: in the all-in-one and in
+the production topology, its owner signs in through the real pages, the token reads
+and writes the school's data, the anonymous catalogue finds the school by its slug,
+and another new school's token sees none of it.
+
+The authorization server owns schools; the resource API learns of one on first use
+(resource_api/schools.py). Nothing here writes to the resource API's tables by hand."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import asyncpg
+import httpx
+import pytest
+
+from ..deployment import nginx_or_skip
+from ..infra import fresh_database_name, with_database
+from ..split import Topology, running_topology
+from .support import Human, query_of
+
+PASSWORD = "a new school's owner password"
+REDIRECT_URI = "http://127.0.0.1:53999/callback"
+SCOPE = "openid school:read courses:read courses:write"
+
+
+def _admin(env: dict[str, str], *args: str) -> dict[str, str]:
+    """The operator's command line, as the README shows it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "courseschool.authz", "admin", "--json", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _new_school(env: dict[str, str], name: str) -> tuple[str, str]:
+    """A school and its owner, made with the admin command line: (slug, owner email)."""
+    slug = f"school-{uuid.uuid4().hex[:8]}"
+    email = f"owner@{slug}.example.test"
+    _admin(env, "schools", "create", "--slug", slug, "--name", name)
+    _admin(
+        env,
+        "users",
+        "create",
+        "--school",
+        slug,
+        "--email",
+        email,
+        "--name",
+        f"Owner of {name}",
+        "--role",
+        "owner",
+        "--password",
+        PASSWORD,
+    )
+    return slug, email
+
+
+async def _owner_token(base_url: str, email: str) -> str:
+    """Register a loopback client, sign in through the pages as the owner, allow, exchange."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    async with httpx.AsyncClient(timeout=15.0) as http, Human(base_url) as person:
+        reg = (
+            await http.post(
+                f"{base_url}/api/oauth/register",
+                json={"client_name": "New school CLI", "redirect_uris": [REDIRECT_URI]},
+            )
+        ).json()
+        params = {
+            "response_type": "code",
+            "client_id": reg["client_id"],
+            "redirect_uri": REDIRECT_URI,
+            "scope": SCOPE,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "s",
+        }
+        location = await person.authorize(
+            f"{base_url}/oauth/authorize?{urlencode(params)}", email=email, password=PASSWORD
+        )
+        code = query_of(location)["code"]
+        tokens = await http.post(
+            f"{base_url}/api/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT_URI,
+                "client_id": reg["client_id"],
+                "code_verifier": verifier,
+            },
+        )
+        assert tokens.status_code == 200, tokens.text
+        assert "courses:write" in tokens.json()["scope"].split()
+        return tokens.json()["access_token"]
+
+
+async def _the_new_school_works_everywhere(base_url: str, admin_env: dict[str, str]) -> None:
+    slug, email = _new_school(admin_env, "Harbour Academy")
+    other_slug, other_email = _new_school(admin_env, "Hill School")
+    token = await _owner_token(base_url, email)
+    other = await _owner_token(base_url, other_email)
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=base_url, timeout=15.0) as api:
+        school = await api.get("/api/v1/school", headers=auth)
+        assert school.status_code == 200, school.text
+        assert school.json()["name"] == "Harbour Academy"
+        made = await api.post(
+            "/api/v1/courses", headers=auth, json={"title": "Knots for Sailors", "slug": "knots", "published": True}
+        )
+        assert made.status_code == 201, made.text
+        course = made.json()
+
+        catalogue = await api.get("/api/v1/courses", params={"school": slug})
+        assert catalogue.status_code == 200, catalogue.text
+        assert [c["id"] for c in catalogue.json()["items"]] == [course["id"]]
+
+        theirs = {"Authorization": f"Bearer {other}"}
+        assert (await api.get(f"/api/v1/courses/{course['id']}", headers=theirs)).status_code == 404
+        listed = await api.get("/api/v1/courses", params={"school": slug}, headers=theirs)
+        assert listed.status_code == 200 and listed.json()["items"] == []
+        assert (await api.get("/api/v1/school", headers=theirs)).json()["name"] == "Hill School"
+        other_catalogue = await api.get("/api/v1/courses", params={"school": other_slug})
+        assert other_catalogue.status_code == 200 and other_catalogue.json()["items"] == []
+        unknown = await api.get("/api/v1/courses", params={"school": "no-such-school"})
+        assert unknown.status_code == 404
+
+
+def _child_env(**values: str) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")}
+    return {**keep, "LOG_FORMAT": "json", **values}
+
+
+async def test_admin_created_school_works_in_the_all_in_one(platform, database_url, redis_url, kek) -> None:
+    env = _child_env(DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek, BASE_URL=platform.base_url)
+    await _the_new_school_works_everywhere(platform.base_url, env)
+
+
+@pytest.fixture(scope="module")
+def split_topology(postgres_admin_url, redis_url, kek, tmp_path_factory) -> Iterator[Topology]:
+    """The production topology (three `serve` processes behind nginx) on a database of its own."""
+    import asyncio
+
+    nginx = nginx_or_skip()
+    name = fresh_database_name()
+
+    async def database(statement: str) -> None:
+        conn = await asyncpg.connect(postgres_admin_url)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    def run(statement: str) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(database(statement))
+        finally:
+            loop.close()
+
+    run(f'CREATE DATABASE "{name}"')
+    try:
+        folder: Path = tmp_path_factory.mktemp("new-school-split")
+        with running_topology(with_database(postgres_admin_url, name), redis_url, kek, folder, nginx) as topology:
+            yield topology
+    finally:
+        run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def test_admin_created_school_works_in_the_split_topology(split_topology: Topology) -> None:
+    await _the_new_school_works_everywhere(split_topology.base_url, split_topology.services["authz"].env)

@@ -1,0 +1,633 @@
+"""How the login, consent and error pages look, in real Chromium, in both colour schemes.
+
+For every page, with `prefers-color-scheme` light and dark, at a desktop and a phone
+width, the tests read the computed colours of every element that shows text, and of
+every form control, and check them against WCAG 2.x AA:
+
+- text: 4.5:1 against the background it is painted on, 3:1 for large text (24 px, or
+  18.66 px bold);
+- the boundary of a form control (input border, button border or fill): 3:1 against
+  what surrounds it (WCAG 1.4.11);
+- the keyboard focus ring, reached with Tab: a solid outline of at least 2 px, 3:1
+  against what surrounds it.
+
+The background of an element is worked out the way the browser paints it: every
+ancestor's background colour from the root down, with alpha and `opacity`, composited
+(background images are refused: their colours cannot be read this way). Relative
+luminance and contrast ratio are computed here, from the WCAG definitions.
+
+Geometry: no horizontal overflow at either width, the consent page's Allow and Deny
+buttons the same height on the same line, controls at least 24 px tall (WCAG 2.5.8).
+
+Every page is also photographed, full length, into test-artifacts/screenshots/
+as `<page>-<theme>-<width>.png` for a person to look at; the lowest contrast ratios
+found are written to test-artifacts/contrast.txt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import CallbackServer, Platform, admin_cli, create_person
+from .support import SCOPE, authorization_request, discover, register
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+THEMES = ("light", "dark")
+VIEWPORTS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
+TIMEOUT_MS = 15_000
+
+TEXT_AA, LARGE_TEXT_AA, NON_TEXT_AA = 4.5, 3.0, 3.0
+LARGE_PX, LARGE_BOLD_PX = 24.0, 14 * 96 / 72  # 18 pt, 14 pt bold
+MIN_TARGET_PX = 24.0
+MIN_FOCUS_RING_PX = 2.0
+
+CLIENT_NAME = "E2E Look CLI"
+# As long as registration allows (200 characters), with a word too long for a phone's line.
+LONG_CLIENT_NAME = (
+    "Faculty of Continuing Education Quarterly Enrolment, Attendance and Certificates Synchroniser "
+    "(Desktop Edition) — HyperExtendedAutomaticCourseCatalogueSynchronisationAssistant2000 for staff"
+)
+assert len(LONG_CLIENT_NAME) <= 200
+
+RGB = tuple[float, float, float]
+RGBA = tuple[float, float, float, float]
+
+
+# -- WCAG 2.x arithmetic ------------------------------------------------------------------------
+
+
+def _linear(channel: float) -> float:
+    # WCAG 2.2's definition of relative luminance (sRGB; 0.04045, where WCAG 2.0 printed
+    # 0.03928: no 8-bit value falls between the two).
+    c = channel / 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def relative_luminance(rgb: RGB) -> float:
+    r, g, b = (_linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: RGB, b: RGB) -> float:
+    lighter, darker = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def _over(src: RGBA, dst: RGB) -> RGB:
+    """Source-over compositing of a colour with alpha on an opaque one."""
+    alpha = src[3]
+    return tuple(s * alpha + d * (1 - alpha) for s, d in zip(src[:3], dst, strict=True))  # type: ignore[return-value]
+
+
+def paint(layers: list[dict[str, Any]], top: RGBA | None = None) -> RGB:
+    """The colour of one pixel of the innermost element: `layers` runs from the root element
+    down to it (background colour, opacity); `top` is what the element draws over its own
+    background (a glyph, a border), or nothing for the background itself.
+
+    Each element's background goes over what is behind it, its content over that, and the
+    whole group is then blended with the element's `opacity` onto what is behind it."""
+
+    def level(i: int, behind: RGB) -> RGB:
+        inside = _over(tuple(layers[i]["bg"]), behind)  # type: ignore[arg-type]
+        if i + 1 < len(layers):
+            inside = level(i + 1, inside)
+        elif top is not None:
+            inside = _over(top, inside)
+        opacity = layers[i]["opacity"]
+        return tuple(o * opacity + b * (1 - opacity) for o, b in zip(inside, behind, strict=True))  # type: ignore[return-value]
+
+    # The canvas behind the root; every page must cover it (checked in `_page_background`).
+    return level(0, (255.0, 255.0, 255.0))
+
+
+def is_large_text(size_px: float, weight: int) -> bool:
+    return size_px >= LARGE_PX or (size_px >= LARGE_BOLD_PX - 0.01 and weight >= 700)
+
+
+def hex_of(rgb: RGB) -> str:
+    return "#" + "".join(f"{round(c):02x}" for c in rgb)
+
+
+def test_contrast_arithmetic() -> None:
+    """The formulas above against figures published with WCAG and by the browser vendors."""
+    white, black = (255.0, 255.0, 255.0), (0.0, 0.0, 0.0)
+    assert contrast_ratio(white, black) == pytest.approx(21.0)
+    assert contrast_ratio(black, white) == pytest.approx(21.0)
+    assert contrast_ratio((118.0, 118.0, 118.0), white) == pytest.approx(4.54, abs=0.01)  # #767676: AA on white
+    assert contrast_ratio((119.0, 119.0, 119.0), white) < 4.5  # #777777: not
+    # The dark-mode bug this file was written for: near-white text on the white card.
+    assert contrast_ratio((230.0, 231.0, 234.0), white) == pytest.approx(1.24, abs=0.01)
+    page = [{"bg": (255, 255, 255, 1.0), "opacity": 1.0}, {"bg": (0, 0, 0, 0.0), "opacity": 0.5}]
+    assert paint(page, (0, 0, 0, 1.0)) == pytest.approx((127.5, 127.5, 127.5))  # opacity .5: mid grey
+    assert paint(page) == pytest.approx(white)
+    assert paint([{"bg": (0, 0, 0, 1.0), "opacity": 1.0}, {"bg": (255, 255, 255, 0.5), "opacity": 1.0}]) == (
+        pytest.approx((127.5, 127.5, 127.5))
+    )
+    assert is_large_text(24, 400) and is_large_text(18.67, 700)
+    assert not is_large_text(21.6, 400) and not is_large_text(18, 700)
+
+
+# -- what the browser reports -----------------------------------------------------------------
+
+# Shared by the two scripts below: colours normalised through a canvas (whatever syntax
+# the computed style uses), the chain of backgrounds from the root down, visibility.
+_JS_HELPERS = """
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const rgba = (value) => {
+    ctx.clearRect(0, 0, 1, 1);
+    ctx.fillStyle = 'rgba(0, 0, 0, 0)';
+    ctx.fillStyle = value;
+    ctx.fillRect(0, 0, 1, 1);
+    const d = ctx.getImageData(0, 0, 1, 1).data;
+    return [d[0], d[1], d[2], d[3] / 255];
+  };
+  const layers = (el) => {
+    const out = [];
+    for (let e = el; e; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      out.unshift({tag: e.tagName.toLowerCase(), bg: rgba(cs.backgroundColor), css: cs.backgroundColor,
+                   opacity: parseFloat(cs.opacity), image: cs.backgroundImage !== 'none'});
+    }
+    return out;
+  };
+  const visible = (el) => {
+    const cs = getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    return cs.display !== 'none' && cs.visibility === 'visible' && box.width > 0 && box.height > 0;
+  };
+  const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + [...el.classList].map((c) => '.' + c).join('')
+    + (el.name ? `[name=${el.name}]` : '') + (el.tagName === 'BUTTON' && el.value ? `[value=${el.value}]` : '');
+  const CONTROLS = 'input:not([type=hidden]), textarea, select, button';
+  const FOCUSABLE = 'a[href], input:not([type=hidden]), textarea, select, button, summary, [tabindex]:not([tabindex="-1"])';
+"""
+
+MEASURE_JS = (
+    "() => {"
+    + _JS_HELPERS
+    + """
+  const texts = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (!visible(el)) continue;
+    const own = [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
+      .map((n) => n.textContent).join('').replace(/\\s+/g, ' ').trim();
+    const field = el.matches('input:not([type=hidden]):not([type=checkbox]):not([type=radio]), textarea, select');
+    if (!own && !field) continue;
+    const cs = getComputedStyle(el);
+    texts.push({what: describe(el), text: own ? own.slice(0, 50) : `(${el.type} field)`, color: rgba(cs.color),
+                css: cs.color, size: parseFloat(cs.fontSize), weight: parseInt(cs.fontWeight, 10),
+                layers: layers(el)});
+  }
+  const controls = [];
+  for (const el of document.body.querySelectorAll(CONTROLS)) {
+    if (!visible(el)) continue;
+    const cs = getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    controls.push({what: describe(el), border: rgba(cs.borderTopColor), borderCss: cs.borderTopColor,
+                   borderWidth: parseFloat(cs.borderTopWidth), borderStyle: cs.borderTopStyle,
+                   height: box.height, layers: layers(el)});
+  }
+  const focusable = [...document.querySelectorAll(FOCUSABLE)].filter(visible).map(describe);
+  const root = document.documentElement;
+  const card = document.querySelector('main');
+  return {
+    texts, controls, focusable, body: layers(document.body),
+    overflow: {page: [root.scrollWidth, root.clientWidth], main: card ? [card.scrollWidth, card.clientWidth] : null},
+  };
+}"""
+)
+
+FOCUSED_JS = (
+    "() => {"
+    + _JS_HELPERS
+    + """
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) return null;
+  const cs = getComputedStyle(el);
+  return {what: describe(el), focusVisible: el.matches(':focus-visible'), style: cs.outlineStyle,
+          width: parseFloat(cs.outlineWidth), color: rgba(cs.outlineColor), css: cs.outlineColor,
+          // The ring is drawn outside the element, over its parent's background.
+          around: [...layers(el.parentElement),
+                   {tag: 'outline', bg: [0, 0, 0, 0], css: '', opacity: parseFloat(cs.opacity), image: false}]};
+}"""
+)
+
+
+@dataclass
+class Measured:
+    failures: list[str]
+    lowest_text: tuple[float, str]
+    lowest_ui: tuple[float, str]
+
+
+def _background_problems(layers: list[dict[str, Any]], what: str) -> list[str]:
+    return [
+        f"{what}: background image on {layer['tag']}, its colours cannot be checked"
+        for layer in layers
+        if layer["image"]
+    ]
+
+
+def _page_background(body_layers: list[dict[str, Any]]) -> list[str]:
+    """The page paints its own opaque background (root or body): nothing of the browser's
+    default canvas, which follows the colour scheme differently, shows through."""
+    if any(layer["bg"][3] >= 1 and layer["opacity"] >= 1 for layer in body_layers):
+        return []
+    return ["neither html nor body has an opaque background colour"]
+
+
+def check_measurements(data: dict[str, Any]) -> Measured:
+    failures = _page_background(data["body"])
+    lowest_text: tuple[float, str] = (99.0, "")
+    lowest_ui: tuple[float, str] = (99.0, "")
+    for item in data["texts"]:
+        failures += _background_problems(item["layers"], item["what"])
+        fg, bg = paint(item["layers"], tuple(item["color"])), paint(item["layers"])  # type: ignore[arg-type]
+        ratio = contrast_ratio(fg, bg)
+        need = LARGE_TEXT_AA if is_large_text(item["size"], item["weight"]) else TEXT_AA
+        label = f"{item['what']} {item['text']!r}: {hex_of(fg)} on {hex_of(bg)} = {ratio:.2f}:1"
+        lowest_text = min(lowest_text, (ratio, label))
+        if ratio < need:
+            failures.append(f"text {label}, needs {need}:1")
+    for item in data["controls"]:
+        own, around = item["layers"], item["layers"][:-1]
+        surround = paint(around)
+        fill = paint(own)
+        candidates = [(contrast_ratio(fill, surround), f"fill {hex_of(fill)}")]
+        if item["borderWidth"] > 0 and item["borderStyle"] not in ("none", "hidden"):
+            border = paint(own, tuple(item["border"]))  # type: ignore[arg-type]
+            candidates.append((contrast_ratio(border, surround), f"border {hex_of(border)}"))
+        ratio, how = max(candidates)
+        label = f"{item['what']}: {how} against {hex_of(surround)} = {ratio:.2f}:1"
+        lowest_ui = min(lowest_ui, (ratio, label))
+        if ratio < NON_TEXT_AA:
+            failures.append(f"control boundary {label}, needs {NON_TEXT_AA}:1 (border or fill)")
+        if item["height"] < MIN_TARGET_PX:
+            failures.append(f"{item['what']} is {item['height']:.0f} px tall, below {MIN_TARGET_PX:.0f} px")
+    page_width, page_client = data["overflow"]["page"]
+    if page_width > page_client:
+        failures.append(f"the page scrolls sideways: {page_width} px of content in {page_client} px")
+    if data["overflow"]["main"] is not None:
+        main_width, main_client = data["overflow"]["main"]
+        if main_width > main_client:
+            failures.append(f"content overflows the card: {main_width} px in {main_client} px")
+    return Measured(failures, lowest_text, lowest_ui)
+
+
+def check_focus_ring(info: dict[str, Any]) -> tuple[list[str], float, str]:
+    what = info["what"]
+    if not info["focusVisible"]:
+        return [f"{what}: focused with Tab but not :focus-visible"], 0.0, what
+    if info["style"] in ("none", "hidden", "auto") or info["width"] < MIN_FOCUS_RING_PX:
+        return (
+            [
+                f"{what}: focus outline {info['style']} {info['width']} px, needs a solid ring of "
+                f"{MIN_FOCUS_RING_PX:.0f} px or more"
+            ],
+            0.0,
+            what,
+        )
+    ring, around = paint(info["around"], tuple(info["color"])), paint(info["around"])  # type: ignore[arg-type]
+    ratio = contrast_ratio(ring, around)
+    label = f"focus ring of {what}: {hex_of(ring)} against {hex_of(around)} = {ratio:.2f}:1"
+    return ([f"{label}, needs {NON_TEXT_AA}:1"] if ratio < NON_TEXT_AA else []), ratio, label
+
+
+# -- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lowest() -> Iterator[dict[tuple[str, str], dict[str, tuple[float, str]]]]:
+    """The lowest ratio per (page, theme) and kind, written out for reviewers at the end."""
+    found: dict[tuple[str, str], dict[str, tuple[float, str]]] = {}
+    yield found
+    if not found:
+        return
+    lines = [
+        "Lowest WCAG contrast ratios found by tests/e2e/test_pages_look.py (AA: text 4.5, large text",
+        "and control boundaries 3), over both widths:",
+        "",
+    ]
+    for theme in THEMES:
+        entries = {k[0]: v for k, v in found.items() if k[1] == theme}
+        for kind in ("text", "control", "focus ring"):
+            ratios = [v[kind] for v in entries.values() if kind in v]
+            if ratios:
+                worst = min(ratios)
+                lines.append(f"{theme:5}  {kind:10}  {worst[0]:5.2f}:1  {worst[1]}")
+        lines.append("")
+    for (page, theme), kinds in sorted(found.items()):
+        lines.append(f"{page:14} {theme:5}  " + "  ".join(f"{k} {v[0]:.2f}" for k, v in kinds.items()))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "contrast.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(params=list(VIEWPORTS), ids=[f"{w}px" for w in VIEWPORTS])
+async def device(request: pytest.FixtureRequest, browser: Any) -> AsyncIterator[tuple[str, Any]]:
+    """A browser context at one of the two widths; the phone one is a mobile viewport, so a
+    missing `<meta name=viewport>` would show as a zoomed-out 980 px layout."""
+    width = request.param
+    phone = width == "390"
+    ctx = await browser.new_context(viewport=VIEWPORTS[width], is_mobile=phone, has_touch=phone, color_scheme="light")
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield width, ctx
+    finally:
+        await ctx.close()
+
+
+def _admin(database_url: str, redis_url: str, kek: str, *args: str) -> str:
+    """Run the admin CLI as an operator would; its output."""
+    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url, KEY_ENCRYPTION_KEY=kek)
+    done = subprocess.run(
+        [sys.executable, "-m", "courseschool.authz", "admin", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def lecturer(platform: Platform, database_url: str, redis_url: str, kek: str) -> tuple[str, str]:
+    """A lecturer of the demo school, made with the admin CLI as an operator would: their
+    role caps what they can grant, so their consent page also lists scopes not granted."""
+    return create_person(database_url, redis_url, kek, name="Lena Lecturer", role="lecturer")
+
+
+@pytest.fixture(scope="module")
+def integration(platform: Platform, database_url: str, redis_url: str, kek: str) -> dict[str, Any]:
+    """An administrator's integration (its consent page vouches for its name). A loopback
+    callback: the port of the test's callback server may differ (RFC 8252 §7.3)."""
+    made = _admin(
+        database_url,
+        redis_url,
+        kek,
+        *("--json", "integrations", "create", "--name", "Look Partner CRM"),
+        *("--redirect-uri", "http://127.0.0.1:9/callback"),
+    )
+    return json.loads(made)
+
+
+async def _start(
+    platform: Platform,
+    callback_server: CallbackServer,
+    page: Any,
+    *,
+    name: str,
+    every_scope: bool = False,
+    reg: dict[str, Any] | None = None,
+) -> None:
+    """Register a loopback client (unless given one) and open its authorization request: the login page."""
+    from playwright.async_api import expect
+
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        reg = reg or await register(http, meta, callback_server.url, client_name=name)
+    scope = " ".join(meta["scopes_supported"]) if every_scope else SCOPE
+    request = authorization_request(meta, reg, callback_server.url, scope=scope)
+    await page.goto(request["url"])
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+
+async def _sign_in(page: Any, email: str, password: str) -> None:
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Sign in").click()
+
+
+# -- looking at a page --------------------------------------------------------------------------
+
+
+async def _focus_walk(page: Any, expected: list[str]) -> list[dict[str, Any]]:
+    """Tab through the page until every focusable element was reached once."""
+    seen: dict[str, dict[str, Any]] = {}
+    for _ in range(3 * len(expected) + 3):
+        if set(expected) <= set(seen):
+            break
+        await page.keyboard.press("Tab")
+        info = await page.evaluate(FOCUSED_JS)
+        if info is not None:
+            seen.setdefault(info["what"], info)
+    await page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    missing = [what for what in expected if what not in seen]
+    assert not missing, f"never reached with Tab: {missing}"
+    return list(seen.values())
+
+
+async def _buttons_aligned(page: Any) -> list[str]:
+    deny = await page.get_by_role("button", name="Deny").bounding_box()
+    allow = await page.get_by_role("button", name="Allow").bounding_box()
+    problems = []
+    if abs(deny["height"] - allow["height"]) > 0.5:
+        problems.append(f"Allow is {allow['height']:.1f} px tall, Deny {deny['height']:.1f} px")
+    if abs(deny["y"] - allow["y"]) > 0.5:
+        problems.append(f"Allow starts at y={allow['y']:.1f}, Deny at y={deny['y']:.1f}: not on one line")
+    return problems
+
+
+async def look(
+    page: Any,
+    name: str,
+    width: str,
+    lowest: dict[tuple[str, str], dict[str, tuple[float, str]]],
+    *,
+    consent: bool = False,
+) -> None:
+    """Check the page in both colour schemes at this width, and photograph it."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    failures: list[str] = []
+    for theme in THEMES:
+        await page.emulate_media(color_scheme=theme)
+        assert await page.evaluate(f"() => matchMedia('(prefers-color-scheme: {theme})').matches")
+        data = await page.evaluate(MEASURE_JS)
+        assert data["texts"], f"{name}: no text found on the page"
+        measured = check_measurements(data)
+        failures += [f"[{theme} {width}px] {f}" for f in measured.failures]
+        kinds = lowest.setdefault((name, theme), {})
+        for kind, value in (("text", measured.lowest_text), ("control", measured.lowest_ui)):
+            if value[1]:
+                kinds[kind] = min(kinds.get(kind, value), value)
+        if consent:
+            failures += [f"[{theme} {width}px] {p}" for p in await _buttons_aligned(page)]
+        await page.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}-{width}.png"), full_page=True)
+        for info in await _focus_walk(page, data["focusable"]):
+            problems, ratio, label = check_focus_ring(info)
+            failures += [f"[{theme} {width}px] {p}" for p in problems]
+            kinds["focus ring"] = min(kinds.get("focus ring", (ratio, label)), (ratio, label))
+    for theme in THEMES:
+        kinds = lowest.get((name, theme), {})
+        print(f"{name} {theme} {width}px: " + ", ".join(f"{k} {v[0]:.2f}:1" for k, v in kinds.items()))
+    assert not failures, f"{name} page fails WCAG AA or the layout checks:\n" + "\n".join(failures)
+
+
+# -- the pages ----------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+async def test_login_page_and_failed_login(
+    platform: Platform, callback_server: CallbackServer, device: tuple[str, Any], lowest: dict
+) -> None:
+    from playwright.async_api import expect
+
+    width, ctx = device
+    page = await ctx.new_page()
+    await _start(platform, callback_server, page, name=CLIENT_NAME)
+    await look(page, "login", width, lowest)
+
+    await _sign_in(page, platform.email, "not the password")
+    await expect(page.get_by_role("alert")).to_contain_text("not right")
+    await expect(page.get_by_label("Password")).to_be_visible()
+    await look(page, "login-error", width, lowest)
+
+
+@pytest.mark.browser
+async def test_consent_page(
+    platform: Platform, callback_server: CallbackServer, device: tuple[str, Any], lowest: dict
+) -> None:
+    from playwright.async_api import expect
+
+    width, ctx = device
+    page = await ctx.new_page()
+    await _start(platform, callback_server, page, name=CLIENT_NAME)
+    await _sign_in(page, platform.email, platform.password)
+    await expect(page.get_by_role("button", name="Allow")).to_be_visible()
+    await look(page, "consent", width, lowest, consent=True)
+
+
+@pytest.mark.browser
+async def test_consent_page_with_a_long_name_and_every_scope(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    lowest: dict,
+    lecturer: tuple[str, str],
+) -> None:
+    """The worst case for the layout: the longest client name registration accepts, every
+    scope of the metadata, and a role that cannot grant all of them."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    page = await ctx.new_page()
+    await _start(platform, callback_server, page, name=LONG_CLIENT_NAME, every_scope=True)
+    await look(page, "login-long", width, lowest)
+    await _sign_in(page, *lecturer)
+    await expect(page.get_by_role("button", name="Allow")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Not granted", exact=False)).to_be_visible()
+    await look(page, "consent-long", width, lowest, consent=True)
+
+
+@pytest.mark.browser
+async def test_consent_page_of_an_integration(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    lowest: dict,
+    integration: dict[str, Any],
+) -> None:
+    """The variant whose name the school vouches for (security review finding 7)."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    page = await ctx.new_page()
+    await _start(platform, callback_server, page, name=integration["client_name"], reg=integration)
+    await _sign_in(page, platform.email, platform.password)
+    await expect(page.get_by_text("An app your school's administrator set up.")).to_be_visible()
+    await look(page, "consent-integration", width, lowest, consent=True)
+
+
+@pytest.mark.browser
+async def test_error_page(platform: Platform, device: tuple[str, Any], lowest: dict) -> None:
+    from playwright.async_api import expect
+
+    width, ctx = device
+    page = await ctx.new_page()
+    response = await page.goto(
+        f"{platform.base_url}/oauth/authorize?response_type=code&client_id=no-such-client"
+        "&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_challenge_method=S256"
+        "&code_challenge=" + "A" * 43
+    )
+    assert response is not None and response.status == 400
+    await expect(page.get_by_role("alert")).to_be_visible()
+    await look(page, "error", width, lowest)
+
+
+# -- the person's own pages: sign-in and connected apps -------------------------------------------
+
+
+async def _approve(
+    platform: Platform, callback_server: CallbackServer, page: Any, reg: dict[str, Any], scope: str = SCOPE
+) -> None:
+    """Open an app's authorization request in the browser and allow it (signed in already)."""
+    from playwright.async_api import expect
+
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+    await page.goto(authorization_request(meta, reg, callback_server.url, scope=scope)["url"])
+    await page.get_by_role("button", name="Allow").click()
+    await expect(page.get_by_text("You can close this window")).to_be_visible()
+    await asyncio.to_thread(callback_server.wait)
+
+
+@pytest.mark.browser
+async def test_sign_in_and_connected_apps_pages(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    lowest: dict,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """The standalone sign-in page, the empty list, and a list of three apps: an
+    integration (verified), the longest name with every scope, and a short one."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    email, password = create_person(database_url, redis_url, kek, name="Avery Apps", role="owner")
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await look(page, "signin", width, lowest)
+    await _sign_in(page, email, password)
+    await expect(page.get_by_text("No app has access")).to_be_visible()
+    await look(page, "apps-empty", width, lowest)
+
+    made = admin_cli(
+        database_url,
+        redis_url,
+        kek,
+        *("--json", "integrations", "create", "--name", "Partner CRM", "--redirect-uri", callback_server.url),
+    )
+    integration = json.loads(made)
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        long_app = await register(http, meta, callback_server.url, client_name=LONG_CLIENT_NAME)
+        short_app = await register(http, meta, callback_server.url, client_name=CLIENT_NAME)
+    await _approve(platform, callback_server, page, integration)
+    await _approve(platform, callback_server, page, long_app, scope=" ".join(meta["scopes_supported"]))
+    await _approve(platform, callback_server, page, short_app)
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await expect(page.get_by_role("button", name="Remove access")).to_have_count(3)
+    await look(page, "apps", width, lowest)
+
+    await page.get_by_role("button", name="Remove access").last.click()
+    await expect(page.get_by_role("status")).to_contain_text("Access removed")
+    await look(page, "apps-removed", width, lowest)

@@ -1,0 +1,133 @@
+"""Finding 23: `python -m courseschool.platform run` with its embedded PostgreSQL and
+Redis (no DATABASE_URL / REDIS_URL) stops everything it started on any stop signal
+(SIGTERM from kill, systemd or a container stop, SIGHUP from a closed terminal, SIGINT,
+SIGQUIT), and exits 0; also when the signal comes while it is still starting.
+
+The embedded servers are found by what they run on: the postmaster with `-D` in the
+data folder (and its children), the redis-server whose working folder is there."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from .conftest import _PLATFORM_ENV, _tail, free_port
+
+START_TIMEOUT = 120.0  # the first start runs initdb
+EXIT_TIMEOUT = 40.0  # granian's worker grace (20 s) plus stopping both servers (10 s each at most)
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Iterator[Path]:
+    """One data folder for every start (initdb once); outside pytest's temporary directory,
+    which is closed to PostgreSQL's own user when the tests run as root (tests/faults/servers.py)."""
+    folder = Path(tempfile.mkdtemp(prefix="cs-stop-signals-"))
+    try:
+        yield folder
+    finally:
+        for process in _embedded(folder):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _embedded(folder: Path) -> list[psutil.Process]:
+    """The embedded servers' processes: postmaster and children, redis-server."""
+    found = []
+    for process in psutil.process_iter(["name", "cmdline", "cwd"]):
+        cmdline = process.info["cmdline"] or []
+        cwd = process.info["cwd"] or ""
+        if process.info["name"] == "postgres" and str(folder / "postgres") in cmdline:
+            found.append(process)
+            with contextlib.suppress(psutil.Error):
+                found += process.children(recursive=True)
+        elif (process.info["name"] or "").startswith("redis-server") and cwd.startswith(str(folder)):
+            found.append(process)
+    return found
+
+
+def _name(process: psutil.Process) -> str:
+    try:
+        return process.name()
+    except psutil.Error:
+        return "(gone)"
+
+
+@contextlib.contextmanager
+def _platform(folder: Path, log_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV and not k.startswith("RATE_")}
+    env.update(DATA_DIR=str(folder), LOG_FORMAT="json", PYTHONUNBUFFERED="1")
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a failed test kills granian's worker with it
+        )
+    try:
+        yield process, f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+def _wait_ready(process: subprocess.Popen[bytes], base: str, log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        assert process.poll() is None, f"exited early:\n{_tail(log_path)}"
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base}/readyz", timeout=2.0).status_code == 200:
+                return
+        assert time.monotonic() < deadline, f"not ready:\n{_tail(log_path)}"
+        time.sleep(0.3)
+
+
+def _stopped(process: subprocess.Popen[bytes], servers: list[psutil.Process], log_path: Path) -> None:
+    code = process.wait(timeout=EXIT_TIMEOUT)
+    assert code == 0, f"exit {code}:\n{_tail(log_path)}"
+    _, alive = psutil.wait_procs(servers, timeout=10)
+    assert not alive, f"still running after the platform exited: {[(p.pid, _name(p)) for p in alive]}"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT], ids=lambda s: s.name)
+def test_finding_23_a_stop_signal_stops_the_embedded_servers(data_dir: Path, tmp_path: Path, stop) -> None:
+    log_path = tmp_path / "platform.log"
+    with _platform(data_dir, log_path) as (process, base):
+        _wait_ready(process, base, log_path)
+        servers = _embedded(data_dir)
+        names = {_name(p) for p in servers}
+        assert {"postgres", "redis-server"} <= names, f"embedded servers not found: {names}"
+        process.send_signal(stop)
+        _stopped(process, servers, log_path)
+    assert _embedded(data_dir) == []
+
+
+def test_finding_23_a_stop_signal_during_start_up_stops_what_was_started(data_dir: Path, tmp_path: Path) -> None:
+    """SIGTERM as soon as the embedded PostgreSQL runs, before the platform serves."""
+    log_path = tmp_path / "platform.log"
+    with _platform(data_dir, log_path) as (process, _):
+        deadline = time.monotonic() + START_TIMEOUT
+        while not (servers := _embedded(data_dir)):
+            assert process.poll() is None, f"exited early:\n{_tail(log_path)}"
+            assert time.monotonic() < deadline, f"no embedded server started:\n{_tail(log_path)}"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _stopped(process, servers, log_path)
+        time.sleep(1)  # nothing is started after the signal either
+    assert _embedded(data_dir) == []

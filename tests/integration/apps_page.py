@@ -1,0 +1,69 @@
+"""The connected-apps page as a person's browser uses it: its own cookie jar and
+address, the list read from the page's HTML, the forms posted with the page's token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from .flow import BASE_URL, Flow
+
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+REMOVE = re.compile(r'action="/oauth/apps/([^/"]+)/remove"')
+
+
+@asynccontextmanager
+async def browser(flow: Flow, address: str = "127.0.0.1") -> AsyncIterator[Flow]:
+    """Another browser (its own cookies) at `address`, on the same running app."""
+    app = flow.client.app  # type: ignore[attr-defined]
+    transport = httpx.ASGITransport(app=app, client=(address, 40000))
+    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+        client.app = app  # type: ignore[attr-defined]
+        yield Flow(client, flow.pool, flow.redis)
+
+
+async def approve(flow: Flow, user: dict[str, str], reg: dict[str, Any] | None = None, **extra: str) -> dict:
+    """Register (unless given) and approve an app; its registration, tokens and grant id."""
+    reg = reg or await flow.register(**extra)
+    tokens = await flow.tokens(reg, user)
+    grant_id = await flow.pool.fetchval(
+        "SELECT id::text FROM authz_grants WHERE client_id = $1 ORDER BY created_at DESC, id LIMIT 1", reg["client_id"]
+    )
+    return {"reg": reg, "tokens": tokens, "grant_id": grant_id}
+
+
+async def page(flow: Flow) -> tuple[httpx.Response, str]:
+    """The page (200) and its forms' CSRF token."""
+    response = await flow.client.get("/oauth/apps")
+    assert response.status_code == 200, response.text
+    match = CSRF.search(response.text)
+    return response, match.group(1) if match else ""
+
+
+def rows(html: str) -> dict[str, str]:
+    """Grant id -> the HTML of its row (the last one runs on to the page's end)."""
+    out = {}
+    for row in html.split('<li class="app">')[1:]:
+        grant = REMOVE.search(row)
+        assert grant, row
+        out[grant.group(1)] = row
+    return out
+
+
+def text(html: str) -> str:
+    """What a person reads: tags gone, spaces collapsed, none before a full stop or comma."""
+    return re.sub(r" ([.,])", r"\1", " ".join(re.sub(r"<[^>]+>", " ", html).split()))
+
+
+async def remove(flow: Flow, grant_id: str, csrf: str | None = None) -> httpx.Response:
+    if csrf is None:
+        _, csrf = await page(flow)
+    return await flow.client.post(f"/oauth/apps/{grant_id}/remove", data={"csrf": csrf})
+
+
+async def live(flow: Flow, grant_id: str) -> bool:
+    return await flow.pool.fetchval("SELECT revoked_at IS NULL FROM authz_grants WHERE id = $1::uuid", grant_id)

@@ -1,0 +1,40 @@
+"""Client ID Metadata Documents in tests: a local HTTPS server with a test CA
+(tests/tls.py) stands in for the web; the app trusts that CA and may fetch from
+loopback (`site` and `cimd_flow` in conftest.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from courseschool.authz.settings import AuthzSettings
+
+from ..tls import HttpsServer, Reply
+
+LOOPBACK = "http://127.0.0.1:53682/callback"
+ADMIN_TOKEN = "admin-token-for-tests-0123456789abcdef"
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+def cimd_settings(base: AuthzSettings, ca: Path, **changes: object) -> AuthzSettings:
+    values = {
+        **msgspec.structs.asdict(base),
+        "cimd_allow_private": True,
+        "cimd_ca_bundle": str(ca),
+        "cimd_timeout": 1.0,
+        "admin_token": ADMIN_TOKEN,
+        **changes,
+    }
+    return AuthzSettings(**values)
+
+
+def publish(server: HttpsServer, path: str, *, max_age: int = 600, **overrides: object) -> str:
+    """Serve a client's metadata document at `path`; its URL (the client_id)."""
+    url = server.url(path)
+    doc = {"client_id": url, "client_name": "Agent Smith", "redirect_uris": [LOOPBACK], **overrides}
+    server.replies[path] = Reply(
+        msgspec.json.encode(doc),
+        headers={"Content-Type": "application/json", "Cache-Control": f"max-age={max_age}"},
+    )
+    return url

@@ -1,0 +1,143 @@
+"""Security review finding 7: look-alike client names. A self-registered client cannot
+take an integration's name (after normalisation) nor hide control or bidirectional
+characters in its name, and the consent page says whose word a name is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from courseschool.authz.endpoints.admin import AdminService
+
+from ..tls import HttpsServer
+from . import cimd
+from .flow import REDIRECT_URI, Flow, pkce_pair
+
+HTTPS_CALLBACK = "https://partner.example.com/oauth/callback"
+SELF_DECLARED = "not verified by your school"
+ADMINISTRATOR_MADE = "An app your school's administrator set up."
+
+
+async def integration(flow: Flow, name: str) -> dict[str, Any]:
+    made = await AdminService(flow.client.app.state.authz).create_integration(name=name, redirect_uris=[HTTPS_CALLBACK])
+    return {"client_id": made["client_id"], "client_secret": made["client_secret"], "redirect_uris": [HTTPS_CALLBACK]}
+
+
+async def register(flow: Flow, name: str) -> Any:
+    return await flow.client.post("/api/oauth/register", json={"client_name": name, "redirect_uris": [REDIRECT_URI]})
+
+
+async def consent_page(flow: Flow, reg: dict[str, Any]) -> str:
+    """The consent page this client's authorization request shows a signed-in person."""
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge))
+    assert start.status_code == 303, start.text
+    interaction = start.headers["location"]
+    assert (await flow.login(interaction, await flow.user())).status_code == 303
+    page, _ = await flow.page(interaction)
+    assert page.status_code == 200 and "Allow" in page.text
+    return page.text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CRM",
+        "crm",
+        "CRM (Verified)",
+        "CRM (verified)",
+        "CRM - Official",
+        "[Official] CRM",
+        "CRM ✓",
+        "Verified: C.R.M.",
+        "\uff23\uff32\uff2d",  # full-width letters: NFKC makes them ASCII
+        "C R M",
+    ],
+)
+async def test_finding_07_an_integrations_name_cannot_be_registered(flow: Flow, name: str) -> None:
+    await integration(flow, "CRM")
+    response = await register(flow, name)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert "integration" in response.json()["error_description"]
+    assert await flow.count("authz_clients WHERE NOT is_integration") == 0
+
+
+@pytest.mark.parametrize("name", ["CRM Helper", "My CRM", "Verified CRM Sync"])
+async def test_finding_07_other_names_stay_free(flow: Flow, name: str) -> None:
+    await integration(flow, "CRM")
+    response = await register(flow, name)
+    assert response.status_code == 201, response.text
+    assert response.json()["client_name"] == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\u202eMRC",  # right-to-left override: shows as "CRM"
+        "Good\u2066App\u2069",  # isolates
+        "CRM\x1b[2J",  # an ANSI sequence
+        "C\u200bRM",  # zero-width space
+        "App\x07",
+        "App\x85",  # C1 control (next line)
+        "App\ue000",  # private use
+        "Two\u2028Lines",
+    ],
+)
+async def test_finding_07_hidden_characters_in_client_name_are_refused(flow: Flow, name: str) -> None:
+    response = await register(flow, name)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert "control" in response.json()["error_description"]
+    assert await flow.count("authz_clients") == 0
+
+
+async def test_finding_07_consent_page_marks_a_self_registered_name_as_self_declared(flow: Flow) -> None:
+    reg = await flow.register(client_name="Acme Helper")
+    page = await consent_page(flow, reg)
+    assert "It calls itself" in page and "«<bdi" in page and "Acme Helper" in page and SELF_DECLARED in page
+    assert ADMINISTRATOR_MADE not in page
+
+
+async def test_finding_07_consent_page_says_an_integration_was_set_up_by_the_administrator(flow: Flow) -> None:
+    reg = await integration(flow, "Partner CRM")
+    page = await consent_page(flow, reg)
+    assert ADMINISTRATOR_MADE in page and "Partner CRM" in page
+    assert SELF_DECLARED not in page and "calls itself" not in page
+
+
+# -- Client ID Metadata Documents: the same rules for their names ---------------------------------
+
+
+def publish(server: HttpsServer, path: str, name: str) -> dict[str, Any]:
+    """A metadata document with this client_name (the shared helper); the client as a flow uses it."""
+    url = cimd.publish(server, path, client_name=name)
+    return {"client_id": url, "redirect_uris": [cimd.LOOPBACK]}
+
+
+async def test_finding_07_metadata_document_name_with_hidden_characters_is_refused(cimd_flow: Flow, site) -> None:
+    server, _ = site
+    reg = publish(server, "/rlo.json", "\u202eMRC")
+    from .test_client_metadata_documents import _refused
+
+    assert "control" in await _refused(cimd_flow, reg["client_id"])  # one page for every cause; the cause is logged
+    assert await cimd_flow.count("authz_clients") == 0
+
+
+async def test_finding_07_metadata_document_name_is_shown_as_self_declared(cimd_flow: Flow, site) -> None:
+    server, _ = site
+    reg = publish(server, "/agent.json", "Agent Smith")
+    page = await consent_page(cimd_flow, reg)
+    assert "It calls itself" in page and SELF_DECLARED in page and "Verified domain" in page
+    assert ADMINISTRATOR_MADE not in page
+
+
+async def test_finding_07_a_metadata_document_may_not_take_an_integrations_name(cimd_flow, site) -> None:
+    from .test_client_metadata_documents import _refused
+
+    await cimd_flow.integration("Partner CRM")
+    server, _ = site
+    reg = publish(server, "/crm.json", "Partner CRM (Verified)")
+    assert "integration's name" in await _refused(cimd_flow, reg["client_id"])
+    assert await cimd_flow.count("authz_clients WHERE client_id LIKE 'https://%'") == 0

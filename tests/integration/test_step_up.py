@@ -1,0 +1,105 @@
+"""Step-up and incremental consent (MCP authorization: a 403 insufficient_scope names
+what the operation needs; the client asks again with the union of old and new): the
+new approval replaces the old grant, one lineage per app install and user."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from .api_env import ApiEnv, api_env
+from .flow import Flow, Lifecycle, pkce_pair, query_of
+
+
+@pytest.fixture
+async def env(authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
+    async with api_env(
+        authz_settings=authz_settings,
+        database_url=database_url,
+        redis_url=redis_url,
+        pool=clean_db,
+        redis=redis_client,
+        clock=clock,
+        mode="jwt",
+    ) as running:
+        yield running
+
+
+async def test_step_up_replaces_the_grant_with_the_union(env: ApiEnv) -> None:
+    school = await env.school("acme")
+    user = await env.flow.user("owner", school=school)
+    reg = await env.flow.register()
+    first = await env.flow.tokens(reg, user, scope="openid courses:read")
+    refused = await env.api.post(
+        "/api/v1/courses", json={"title": "T", "slug": "t"}, headers=env.bearer(first["access_token"])
+    )
+    assert refused.status_code == 403 and refused.json()["scope"] == "courses:write"
+    needed = refused.json()["scope"]
+
+    second = await env.flow.tokens(reg, user, scope=f"{first['scope']} {needed}")
+    assert second["scope"] == "openid courses:read courses:write"
+    made = await env.api.post(
+        "/api/v1/courses", json={"title": "T", "slug": "t"}, headers=env.bearer(second["access_token"])
+    )
+    assert made.status_code == 201
+
+    life = Lifecycle(env.flow)
+    old = await life.refresh(reg, first["refresh_token"])
+    assert old.status_code == 400 and old.json()["error"] == "invalid_grant"  # the old lineage ended
+    assert (await life.refresh(reg, second["refresh_token"])).status_code == 200
+    assert await env.flow.count("authz_grants WHERE revoked_at IS NULL") == 1
+    assert (
+        await env.flow.pool.fetchval("SELECT revoke_reason FROM authz_grants WHERE revoked_at IS NOT NULL")
+        == "replaced"
+    )
+
+
+async def test_two_installs_of_the_same_app_keep_their_own_grants(flow: Flow) -> None:
+    user = await flow.user("owner")
+    one, two = await flow.register(), await flow.register()  # each install registers itself
+    first = await flow.tokens(one, user)
+    await flow.tokens(two, user)
+    assert (await Lifecycle(flow).refresh(one, first["refresh_token"])).status_code == 200
+    assert await flow.count("authz_grants WHERE revoked_at IS NULL") == 2
+
+
+async def test_another_users_grant_of_the_same_client_is_not_replaced(flow: Flow) -> None:
+    reg = await flow.register()
+    ann, bob = await flow.user("owner"), await flow.user("owner")
+    anns = await flow.tokens(reg, ann)
+    flow.client.cookies.clear()
+    await flow.tokens(reg, bob)
+    assert (await Lifecycle(flow).refresh(reg, anns["refresh_token"])).status_code == 200
+
+
+async def test_an_integrations_remembered_consent_covers_only_what_was_approved(flow: Flow) -> None:
+    integration = await flow.integration("Partner CRM")
+    user = await flow.user("owner")
+    callback, verifier, _ = await flow.authorize(integration, user, scope="openid courses:read")
+    assert (await flow.exchange(integration, callback["code"], verifier)).status_code == 200
+    _, challenge = pkce_pair()
+    more = await flow.start(flow.authorize_params(integration, challenge, scope="openid courses:read courses:write"))
+    assert more.headers["location"].startswith("/oauth/interaction/")  # the new scope is asked for
+    callback, verifier, _ = await flow.authorize(integration, user, scope="openid courses:read courses:write")
+    assert (await flow.exchange(integration, callback["code"], verifier)).status_code == 200
+    # The replaced grant did not take the consent with it: the union is now remembered.
+    silent = await flow.start(
+        flow.authorize_params(integration, challenge, scope="openid courses:read courses:write", prompt="none")
+    )
+    assert "code" in query_of(silent.headers["location"])
+
+
+async def test_the_consent_page_shows_what_is_new_apart_from_what_was_allowed(flow: Flow) -> None:
+    user = await flow.user("owner")
+    reg = await flow.register()
+    await flow.tokens(reg, user, scope="openid courses:read")
+    _, challenge = pkce_pair()
+    start = await flow.start(
+        flow.authorize_params(reg, challenge, scope="openid courses:read courses:write posts:read")
+    )
+    page, _ = await flow.page(start.headers["location"])
+    new, allowed = page.text.split("New: it also asks to")[1].split("Allowed before")
+    assert "courses:write" in new and "posts:read" in new and "courses:read" not in new
+    assert "courses:read" in allowed and "openid" in allowed
+    assert "new app" not in page.text  # this person approved it before
