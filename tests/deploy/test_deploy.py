@@ -69,6 +69,10 @@ ROUTING: list[tuple[str, str, str]] = [
     ("prefix", "/.well-known/", "discovery"),
     ("exact", "/openapi.json", "discovery"),
     ("exact", "/auth.md", "discovery"),
+    # The MCP 2025-03-26 fallback paths at the origin.
+    ("exact", "/authorize", "authz"),
+    ("exact", "/token", "authz"),
+    ("exact", "/register", "authz"),
 ]
 # Paths that exist on the services but are never routed publicly.
 NOT_PUBLIC_EXACT = {"/healthz", "/readyz", "/metrics"}

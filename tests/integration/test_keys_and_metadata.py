@@ -35,7 +35,7 @@ async def test_internal_metadata_needs_the_service_credential(flow: Flow) -> Non
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["authorization_response_iss_parameter_supported"] is True
     assert doc["client_id_metadata_document_supported"] is True
-    assert set(doc["token_endpoint_auth_methods_supported"]) == {"none", "client_secret_post"}
+    assert set(doc["token_endpoint_auth_methods_supported"]) == {"none", "client_secret_post", "client_secret_basic"}
 
 
 async def test_openid_configuration_agrees_with_the_oauth_document(flow: Flow) -> None:

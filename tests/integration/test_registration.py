@@ -58,10 +58,6 @@ async def test_client_cannot_choose_its_own_id_or_secret(flow: Flow) -> None:
         ({"redirect_uris": []}, "invalid_redirect_uri"),
         ({}, "invalid_redirect_uri"),
         (
-            {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "client_secret_basic"},
-            "invalid_client_metadata",
-        ),
-        (
             {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "private_key_jwt"},
             "invalid_client_metadata",
         ),

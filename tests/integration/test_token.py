@@ -173,11 +173,12 @@ async def test_confidential_client_must_authenticate(flow: Flow) -> None:
     assert (await flow.exchange(reg, code, verifier)).status_code == 200
 
 
-async def test_http_basic_authentication_is_refused(flow: Flow) -> None:
+async def test_basic_credentials_naming_another_client_than_the_form_are_refused(flow: Flow) -> None:
+    """RFC 6749 §2.3: one client per request; nothing is consumed."""
     reg, code, verifier = await _code(flow)
     response = await flow.client.post(
         "/api/oauth/token",
-        headers={"Authorization": "Basic Zm9vOmJhcg=="},
+        headers={"Authorization": "Basic Zm9vOmJhcg=="},  # foo:bar
         data={
             "grant_type": "authorization_code",
             "code": code,
@@ -186,7 +187,8 @@ async def test_http_basic_authentication_is_refused(flow: Flow) -> None:
             "code_verifier": verifier,
         },
     )
-    assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+    assert await flow.count("authz_codes WHERE consumed_at IS NOT NULL") == 0
 
 
 async def test_token_request_must_be_form_encoded(flow: Flow) -> None:

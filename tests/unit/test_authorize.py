@@ -24,6 +24,7 @@ CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 CLIENTS = InMemoryClients(
     make_client(client_id="client-1", redirect_uris=[CB, "https://app.example.com/cb"]),
+    make_client(client_id="scoped", redirect_uris=[CB], scope="openid email courses:read"),
     make_client(client_id="gone", redirect_uris=[CB], disabled=True),
 )
 
@@ -109,9 +110,6 @@ async def test_unsafe_errors_win_over_later_errors() -> None:
         ({"response_type": "code id_token"}, errors.UnsupportedResponseTypeError),
         ({"response_mode": "fragment"}, errors.InvalidRequestError),
         ({"response_mode": "form_post"}, errors.InvalidRequestError),
-        ({"scope": None}, errors.InvalidRequestError),
-        ({"scope": ""}, errors.InvalidRequestError),
-        ({"scope": "   "}, errors.InvalidRequestError),
         ({"scope": "openid " + "courses:read " * 400}, errors.InvalidRequestError),  # too long
         ({"scope": "openid courses:admin"}, errors.InvalidScopeError),
         ({"scope": "offline_access"}, errors.InvalidScopeError),
@@ -225,3 +223,18 @@ async def test_resource_is_canonicalised_and_may_repeat_when_equal(resource: lis
 async def test_optional_parameters_are_parsed(overrides: dict[str, Any], attr: str, expected: Any) -> None:
     _, req = await validate(params(**overrides))
     assert getattr(req, attr) == expected
+
+
+@pytest.mark.parametrize("omitted", [None, "", "   "])
+async def test_missing_scope_asks_for_the_documented_default(omitted: str | None) -> None:
+    """RFC 6749 §3.3: a request without scope uses a pre-defined default (the MCP
+    conformance suite's authorization-code scenario sends none)."""
+    _, req = await validate(params(scope=omitted))
+    assert req.scope[:2] == ["openid", "profile"]
+    assert "courses:read" in req.scope and "account:read" in req.scope
+    assert not [s for s in req.scope if s.endswith(":write")]  # reading only, never a write by default
+
+
+async def test_missing_scope_asks_for_the_clients_registered_scope() -> None:
+    _, req = await validate(params(client_id="scoped", scope=None))
+    assert req.scope == ["openid", "email", "courses:read"]

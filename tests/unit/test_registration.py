@@ -85,7 +85,6 @@ def test_redirect_uri_is_checked_before_other_metadata() -> None:
 @pytest.mark.parametrize(
     "members",
     [
-        {"token_endpoint_auth_method": "client_secret_basic"},
         {"token_endpoint_auth_method": "private_key_jwt"},
         {"token_endpoint_auth_method": "client_secret_jwt"},
         {"token_endpoint_auth_method": ""},
@@ -137,6 +136,7 @@ def test_non_json_object_body_is_invalid_client_metadata(raw: bytes) -> None:
     ("members", "attr", "expected"),
     [
         ({"token_endpoint_auth_method": "client_secret_post"}, "token_endpoint_auth_method", "client_secret_post"),
+        ({"token_endpoint_auth_method": "client_secret_basic"}, "token_endpoint_auth_method", "client_secret_basic"),
         (
             {"grant_types": ["refresh_token", "authorization_code"]},
             "grant_types",

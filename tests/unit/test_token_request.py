@@ -12,7 +12,10 @@ from courseschool.authz.protocol.token_request import (
     authenticate_client,
     check_grant_type_allowed,
     parse_token_form,
+    presented_credentials,
 )
+from courseschool.authz.protocol.models import Client
+from courseschool.common.bearer import BasicCredentials
 from courseschool.common.errors import InvalidClientError, InvalidRequestError, UnauthorizedClientError
 from courseschool.common.secrets import digest
 
@@ -24,6 +27,7 @@ CLIENTS = InMemoryClients(
     make_client(client_id="public"),
     make_client(client_id="confidential", token_endpoint_auth_method="client_secret_post", secret_hash=digest(SECRET)),
     make_client(client_id="no-hash", token_endpoint_auth_method="client_secret_post", secret_hash=None),
+    make_client(client_id="basic", token_endpoint_auth_method="client_secret_basic", secret_hash=digest(SECRET)),
     make_client(client_id="disabled-public", disabled=True),
     make_client(
         client_id="disabled-confidential",
@@ -95,13 +99,17 @@ def test_empty_values_are_omitted_and_resource_may_repeat(form: dict[str, list[s
     assert getattr(parse_token_form(form), attr) == expected
 
 
+async def authenticate(form: TokenForm, basic: BasicCredentials | None = None) -> Client:
+    return await authenticate_client(presented_credentials(form, basic), CLIENTS)
+
+
 async def test_public_client_authenticates_with_client_id_only() -> None:
-    client = await authenticate_client(TokenForm(client_id="public"), CLIENTS)
+    client = await authenticate(TokenForm(client_id="public"))
     assert client.client_id == "public"
 
 
 async def test_confidential_client_with_correct_secret_passes() -> None:
-    client = await authenticate_client(TokenForm(client_id="confidential", client_secret=SECRET), CLIENTS)
+    client = await authenticate(TokenForm(client_id="confidential", client_secret=SECRET))
     assert client.client_id == "confidential"
     assert client.secret_hash == digest(SECRET)
 
@@ -126,7 +134,7 @@ async def test_confidential_client_with_correct_secret_passes() -> None:
 )
 async def test_failed_client_authentication_is_invalid_client_401(form: TokenForm) -> None:
     with pytest.raises(InvalidClientError) as info:
-        await authenticate_client(form, CLIENTS)
+        await authenticate(form)
     assert info.value.error == "invalid_client"
     assert info.value.status_code == 401
 
@@ -148,3 +156,42 @@ def test_grant_type_must_be_registered_for_the_client(grant_types: list[str], gr
         with pytest.raises(UnauthorizedClientError) as info:
             check_grant_type_allowed(client, grant_type)
         assert info.value.error == "unauthorized_client"
+
+
+async def test_basic_client_authenticates_with_the_header() -> None:
+    client = await authenticate(TokenForm(), BasicCredentials("basic", SECRET))
+    assert client.client_id == "basic"
+
+
+async def test_public_client_id_alone_in_a_basic_header_is_none() -> None:
+    client = await authenticate(TokenForm(), BasicCredentials("public", ""))
+    assert client.client_id == "public"
+
+
+@pytest.mark.parametrize(
+    ("form", "basic", "why"),
+    [
+        (TokenForm(client_id="basic", client_secret=SECRET), None, "registered with client_secret_basic"),
+        (TokenForm(), BasicCredentials("confidential", SECRET), "registered with client_secret_post"),
+        (TokenForm(), BasicCredentials("public", "anything"), "registered with none"),
+        (TokenForm(), BasicCredentials("basic", ""), "registered with client_secret_basic"),
+        (TokenForm(), BasicCredentials("basic", "wrong"), "client_secret is not this client's"),
+        (TokenForm(), BasicCredentials("unknown", SECRET), "register the client again"),
+    ],
+)
+async def test_each_client_keeps_its_registered_method(
+    form: TokenForm, basic: BasicCredentials | None, why: str
+) -> None:
+    with pytest.raises(InvalidClientError) as info:
+        await authenticate(form, basic)
+    assert why in info.value.description
+    assert ("WWW-Authenticate" in info.value.headers) == (basic is not None)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [TokenForm(client_id="other"), TokenForm(client_secret=SECRET), TokenForm(client_id="basic", client_secret=SECRET)],
+)
+def test_two_identities_or_two_methods_are_invalid_request(form: TokenForm) -> None:
+    with pytest.raises(InvalidRequestError):
+        presented_credentials(form, BasicCredentials("basic", SECRET))

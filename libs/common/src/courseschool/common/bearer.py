@@ -1,15 +1,20 @@
-"""Access tokens in HTTP: the one parser of the `Authorization` header, for the Bearer
-scheme (RFC 6750 §2.1) and the DPoP scheme (RFC 9449 §7.1), and the one builder of the
+"""Credentials in HTTP: the one parser of the `Authorization` header, for the Bearer
+scheme (RFC 6750 §2.1), the DPoP scheme (RFC 9449 §7.1) and a client's HTTP Basic
+credentials (RFC 6749 §2.3.1, RFC 7617), and the one builder of the
 `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9449 §7.1 and §7.2, with RFC 9728 §5.1
 `resource_metadata`), for every service that accepts access tokens."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import NamedTuple
+from urllib.parse import unquote_plus
 
 from .dpop import ALGORITHMS, SCHEME
 from .errors import (
     InsufficientScopeError,
+    InvalidClientError,
     InvalidDpopProofError,
     InvalidTokenError,
     OAuthError,
@@ -49,6 +54,42 @@ def bearer_token(header: str | None) -> str | None:
     if credentials is not None and credentials.scheme != BEARER:
         raise InvalidTokenError("the Authorization header must be 'Bearer <token>'")
     return credentials.token if credentials else None
+
+
+class BasicCredentials(NamedTuple):
+    client_id: str
+    secret: str  # "" when the header carried the id alone (a public client's library)
+
+
+BASIC_CHALLENGE = 'Basic realm="course-school", charset="UTF-8"'
+
+
+def basic_credentials(header: str | None) -> BasicCredentials | None:
+    """A client's `Authorization: Basic` credentials (RFC 6749 §2.3.1): base64 of
+    `id:secret`, each form-urlencoded first (so a `:` in the id arrives as `%3A`); None
+    without the header. Another scheme, or a value that does not decode, is
+    `invalid_client` with the Basic challenge (RFC 6749 §5.2: 401 for the scheme used)."""
+    if header is None:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "basic":
+        raise basic_refusal("client credentials go in an HTTP Basic Authorization header or in the form body")
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise basic_refusal("the Basic credentials are not base64 of client_id:client_secret") from None
+    raw_id, colon, raw_secret = decoded.partition(":")
+    client_id, secret = unquote_plus(raw_id), unquote_plus(raw_secret)
+    if not colon or not client_id or len(decoded) > MAX_TOKEN:
+        raise basic_refusal("the Basic credentials must be client_id:client_secret (form-encoded, RFC 6749 §2.3.1)")
+    return BasicCredentials(client_id, secret)
+
+
+def basic_refusal(description: str) -> InvalidClientError:
+    """`invalid_client` for a client that tried HTTP Basic: 401 with the Basic challenge."""
+    err = InvalidClientError(description)
+    err.headers["WWW-Authenticate"] = BASIC_CHALLENGE
+    return err
 
 
 def challenge(err: OAuthError | None, resource_metadata: str, *, scheme: str = BEARER) -> str:

@@ -252,6 +252,16 @@ def dpop_scheme() -> dict[str, Any]:
     }
 
 
+def registration_scheme() -> dict[str, Any]:
+    """RFC 7592 §2: the registration access token of a client's configuration endpoint."""
+    return {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "RFC 7592: the `registration_access_token` the registration answered, as "
+        "`Authorization: Bearer <token>`, for the client's own `registration_client_uri` only.",
+    }
+
+
 DPOP_HEADER = {
     "name": "DPoP",
     "in": "header",
@@ -293,7 +303,11 @@ def document(
         "paths": paths,
         "components": {
             "schemas": {"Error": ERROR_SCHEMA, **{n: defaults_described(s) for n, s in schemas.items()}},
-            "securitySchemes": {"oauth2": oauth2_scheme(base_url), "dpop": dpop_scheme()},
+            "securitySchemes": {
+                "oauth2": oauth2_scheme(base_url),
+                "dpop": dpop_scheme(),
+                "registration": registration_scheme(),
+            },
         },
     }
 

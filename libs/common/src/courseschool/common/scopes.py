@@ -212,6 +212,11 @@ def _role_cap(role: Role) -> frozenset[str]:
 
 ROLE_CAPS: dict[Role, frozenset[str]] = {role: _role_cap(role) for role in ROLES}
 
+# RFC 6749 §3.3: what an authorization request without `scope` asks for, when the client
+# registered no `scope` of its own: sign-in, the user's name, and reading every area. The
+# role cap then drops the areas the user may not read, as for any request.
+DEFAULT_SCOPE: tuple[str, ...] = ("openid", "profile", *(s.name for s in SCOPES if s.access == "read"))
+
 
 def writes_lost(old_role: str, new_role: str) -> frozenset[str]:
     """The write scopes a change of role takes away (empty for a promotion)."""

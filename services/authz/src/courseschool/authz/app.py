@@ -42,7 +42,11 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 
 ROUTES = [
     register.register,
+    register.read_registration,
+    register.update_registration,
+    register.delete_registration,
     authorize.authorize,
+    authorize.authorize_fallback,
     interaction.interaction_page,
     interaction.login_submit,
     interaction.consent_submit,

@@ -19,6 +19,7 @@ from courseschool.common.openapi import (
 )
 
 from .openapi_account import account_paths
+from .openapi_registration import configuration_paths
 from .protocol.models import TokenResponse
 from .protocol.registration import AUTH_METHODS, GRANT_TYPES, MAX_REDIRECT_URIS, ClientMetadata
 
@@ -54,8 +55,8 @@ _DOCS: dict[str, dict[str, tuple[str, Any]]] = {
         "application_type": ("`native` for command-line and desktop apps (OIDC Dynamic Registration §2).", "native"),
         "token_endpoint_auth_method": (
             f"How the client authenticates at the token endpoint: "
-            f"{', '.join(f'`{m}`' for m in AUTH_METHODS)}; `client_secret_post` "
-            f"gets a `client_secret`.",
+            f"{', '.join(f'`{m}`' for m in AUTH_METHODS)}; `client_secret_post` and `client_secret_basic` "
+            f"get a `client_secret`.",
             "none",
         ),
         "grant_types": (
@@ -129,7 +130,9 @@ def _form(
 _CLIENT_AUTH = {
     "client_id": _s("The client's id, from registration.", _CLIENT_ID),
     "client_secret": _s(
-        "Confidential clients (`client_secret_post`) only: the client's secret.", "wYvQ3d9mV0Jr1kZ6cT8uB5nE2hXaLq7s"
+        "`client_secret_post` clients only: the client's secret (`client_secret_basic` clients send it in an "
+        "HTTP Basic `Authorization` header instead, RFC 6749 §2.3.1).",
+        "wYvQ3d9mV0Jr1kZ6cT8uB5nE2hXaLq7s",
     ),
 }
 _TOKEN_FORM = {
@@ -176,9 +179,19 @@ _REGISTERED = {
         "scope": _s("The scopes it may ask for; absent: any.", _SCOPE),
         "id_token_signed_response_alg": _s("Signature algorithm of its ID tokens.", "RS256"),
         "client_secret": _s(
-            "`client_secret_post` clients only: the secret, shown this once.", "wYvQ3d9mV0Jr1kZ6cT8uB5nE2hXaLq7s"
+            "Confidential clients (`client_secret_post`, `client_secret_basic`) only: the secret, shown this once.",
+            "wYvQ3d9mV0Jr1kZ6cT8uB5nE2hXaLq7s",
         ),
-        "client_secret_expires_at": _s("`client_secret_post` clients only: 0, the secret does not expire.", 0, _INT),
+        "client_secret_expires_at": _s("Confidential clients only: 0, the secret does not expire.", 0, _INT),
+        "registration_access_token": _s(
+            "RFC 7592: the token to read, update or delete this registration at `registration_client_uri`; "
+            "keep it like a password.",
+            "Zr3v1X0nQ8yWm2KcT5uB7pD9sH4aLq6e",
+        ),
+        "registration_client_uri": _s(
+            "RFC 7592: this client's configuration endpoint.",
+            "https://school.example/api/oauth/register/hT3kq9XbV2mPz8Lr4sWd1Q",
+        ),
         "dpop_bound_access_tokens": _s(
             "Present (`true`) when the client registered it: every token request needs a DPoP proof.",
             True,
@@ -459,6 +472,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         **error_responses(503),
         **unexpected_response(),
     }
+    registered = {"ref": ref["RegisteredClient"], "example": example_of(_REGISTERED, {})}
     paths = {
         "/api/oauth/register": {
             "post": {
@@ -502,6 +516,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
                 },
             }
         },
+        **configuration_paths(TAG, metadata_ref, registered),
         "/oauth/logout": _logout_operations(),
         **account_paths(),
         "/oauth/authorize": {

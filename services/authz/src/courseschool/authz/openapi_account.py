@@ -33,6 +33,13 @@ def _error_page(description: str, message: str) -> dict[str, Any]:
     return _html(description, f'<p class="error" role="alert">{message}</p>')
 
 
+def _page_or_refused_path(page: dict[str, Any]) -> dict[str, Any]:
+    """A 404 with a path parameter: the page, or the router's JSON refusal of an
+    ambiguous path (which never reaches the page)."""
+    refused = error_responses(404)["404"]["content"]
+    return {**page, "content": {**page["content"], **refused}}
+
+
 def _see_other(description: str, example: str) -> dict[str, Any]:
     location = {"description": "Where the browser goes next.", "schema": {"type": "string"}, "example": example}
     return {"description": description, "headers": {"Location": location}}
@@ -185,9 +192,13 @@ def _apps() -> dict[str, Any]:
                         "Removed (back to the list), or not signed in (to sign in)", "/oauth/apps?done=removed"
                     ),
                     "403": _FORGED,
-                    "404": _error_page(
-                        "Not a grant this person holds (another person's, unknown, or removed already): an HTML page",
-                        "There is no such access to remove: it may have been removed already.",
+                    "404": _page_or_refused_path(
+                        _error_page(
+                            "Not a grant this person holds (another person's, unknown, or removed already): an HTML "
+                            "page; a path the gateway refuses before routing (encoded slashes, dot segments, control "
+                            "characters in the id) is a JSON error",
+                            "There is no such access to remove: it may have been removed already.",
+                        )
                     ),
                     **error_responses(503),
                     **unexpected_response(),

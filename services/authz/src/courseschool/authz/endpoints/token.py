@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.bearer import basic_credentials
 from courseschool.common.dpop import ProofTarget
 from courseschool.common.errors import InvalidRequestError, OAuthError, UnsupportedGrantTypeError
 from courseschool.common.metrics import TOKENS_ISSUED
@@ -17,12 +18,20 @@ from ..protocol import introspection, revocation
 from ..protocol.authorize import Params
 from ..protocol.grants import GRANT_HANDLERS
 from ..protocol.models import Client, TokenResponse
-from ..protocol.token_request import TokenForm, authenticate_client, check_grant_type_allowed, parse_token_form
+from ..protocol.token_request import (
+    TokenForm,
+    authenticate_client,
+    check_grant_type_allowed,
+    parse_token_form,
+    presented_credentials,
+)
 from ..protocol.tokens import require_proof_if_bound
 
 
-async def token(c: Components, form: Params, *, ip: str, dpop: ProofTarget | None = None) -> TokenResponse:
-    parsed, client = await authenticated(c, form, ip=ip)
+async def token(
+    c: Components, form: Params, *, ip: str, authorization: str | None = None, dpop: ProofTarget | None = None
+) -> TokenResponse:
+    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     if not parsed.grant_type:
         raise InvalidRequestError("grant_type is required")
     handler = GRANT_HANDLERS.get(parsed.grant_type)
@@ -44,24 +53,25 @@ async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> 
     return jkt
 
 
-async def revoke(c: Components, form: Params, *, ip: str) -> None:
-    parsed, client = await authenticated(c, form, ip=ip)
+async def revoke(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
+    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     await revocation.revoke(parsed, client, c.token_context())
 
 
-async def introspect(c: Components, form: Params, *, ip: str) -> dict[str, Any]:
-    parsed, client = await authenticated(c, form, ip=ip)
+async def introspect(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> dict[str, Any]:
+    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     return await introspection.introspect(parsed, client, c.token_context())
 
 
-async def authenticated(c: Components, form: Params, *, ip: str) -> tuple[TokenForm, Client]:
+async def authenticated(c: Components, form: Params, *, ip: str, authorization: str | None) -> tuple[TokenForm, Client]:
     """Rate limits (per address, then per named client, in one Redis call, before any
-    secret is checked), then client authentication (§2.3)."""
+    secret is checked), then client authentication (§2.3) with the method it registered."""
     try:
         parsed = parse_token_form(form)
+        presented = presented_credentials(parsed, basic_credentials(authorization))
     except OAuthError:
         await c.limits.count("rate_token_per_ip", ip)  # a malformed request counts against its address too
         raise
-    per_client = [("rate_token_per_client", digest(parsed.client_id[:512]).hex())] if parsed.client_id else []
-    await c.limits.count("rate_token_per_ip", ip, *per_client)
-    return parsed, await authenticate_client(parsed, c.directory.approved())
+    per_client = ("rate_token_per_client", digest(presented.client_id[:512]).hex())
+    await c.limits.count("rate_token_per_ip", ip, per_client)
+    return parsed, await authenticate_client(presented, c.directory.approved())

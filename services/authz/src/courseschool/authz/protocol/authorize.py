@@ -29,7 +29,7 @@ from courseschool.common.errors import (
     UnsupportedResponseTypeError,
 )
 from courseschool.common.resource import canonical_resource
-from courseschool.common.scopes import parse_scope, unknown_scopes
+from courseschool.common.scopes import DEFAULT_SCOPE, parse_scope, unknown_scopes
 
 from . import pkce
 from .models import Client
@@ -147,7 +147,7 @@ def _validate_rest(
     state = single(params, "state")
     if state is not None and len(state) > MAX_STATE:
         raise InvalidRequestError(f"state must be at most {MAX_STATE} characters")
-    scope = _scope(single(params, "scope"))
+    scope = _scope(single(params, "scope"), client)
     challenge = pkce.check_challenge(single(params, "code_challenge"), single(params, "code_challenge_method"))
     resource = _resource(params.get("resource") or [], known_resources, default_resource)
     nonce = single(params, "nonce")
@@ -172,9 +172,11 @@ def _validate_rest(
     )
 
 
-def _scope(value: str | None) -> list[str]:
-    if not value or not value.strip():
-        raise InvalidRequestError("scope is required")
+def _scope(value: str | None, client: Client) -> list[str]:
+    """RFC 6749 §3.3: without `scope` the request asks for a default: the client's registered
+    `scope`, else `DEFAULT_SCOPE`; either is capped by the user's role like any request."""
+    if value is None or not value.strip():
+        return parse_scope(client.scope) if client.scope else list(DEFAULT_SCOPE)
     if len(value) > MAX_SCOPE:
         raise InvalidRequestError("scope is too long")
     names = parse_scope(value)

@@ -1,4 +1,6 @@
-"""Dynamic client registration, RFC 7591 §2 (metadata) and §3.2 (responses).
+"""Dynamic client registration, RFC 7591 §2 (metadata) and §3.2 (responses), and the
+client configuration endpoint of RFC 7592 (read, update, delete with the registration
+access token).
 
 Registration is open to native clients whose redirect URIs are loopback addresses
 (RFC 8252 §7.3). Fixed HTTPS callbacks exist only as integrations that an
@@ -8,18 +10,20 @@ the request stores nothing. Clients never choose their own `client_id` or secret
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
+from courseschool.common.secrets import digest, same
 
 from .client_names import imitates, name_problem
+from .models import Client
 from .redirect_uris import is_loopback_redirect_uri
 
-AUTH_METHODS = ("none", "client_secret_post")
+AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ("code",)
 ID_TOKEN_ALGS = ("RS256", "ES256")
@@ -41,16 +45,42 @@ class ClientMetadata(msgspec.Struct, kw_only=True):
     dpop_bound_access_tokens: bool = False
 
 
+class ClientUpdate(ClientMetadata, kw_only=True):
+    """RFC 7592 §2.2: the whole metadata again, with the client's own id (and its secret,
+    which must then be the current one). The server-set fields a client may echo
+    (registration_access_token, registration_client_uri, client_id_issued_at,
+    client_secret_expires_at) are ignored like any unknown member."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+M = TypeVar("M", bound=ClientMetadata)
+
+
+def is_confidential(auth_method: str) -> bool:
+    return auth_method != "none"
+
+
 def parse_metadata(body: bytes) -> ClientMetadata:
     """The body as client metadata (§2), its size and depth bounded before decoding."""
+    return _parse(body, ClientMetadata)
+
+
+def parse_update(body: bytes) -> ClientUpdate:
+    """The body of an RFC 7592 §2.2 update, checked like a registration."""
+    return _parse(body, ClientUpdate)
+
+
+def _parse(body: bytes, into: type[M]) -> M:
     try:
-        meta = decode_json(body, into=ClientMetadata, invalid=InvalidClientMetadataError, what="the client metadata")
+        meta = decode_json(body, into=into, invalid=InvalidClientMetadataError, what="the client metadata")
     except msgspec.ValidationError as exc:
         raise InvalidClientMetadataError(f"client metadata is invalid: {exc}") from None
     return validate_metadata(meta)
 
 
-def validate_metadata(meta: ClientMetadata) -> ClientMetadata:
+def validate_metadata(meta: M) -> M:
     """Check every rule; return the metadata with defaults applied and scope normalised."""
     _check_redirect_uris(meta.redirect_uris)
     if meta.token_endpoint_auth_method not in AUTH_METHODS:
@@ -100,10 +130,31 @@ def _check_redirect_uris(uris: list[str] | None) -> None:
             )
 
 
+def check_update(update: ClientUpdate, current: Client, secret_hash: bytes | None) -> None:
+    """RFC 7592 §2.2: the body names this client, a secret it carries is the current one,
+    and a public client stays public (a secret is only ever shown at registration)."""
+    if update.client_id != current.client_id:
+        raise InvalidClientMetadataError("client_id must be present and be this client's client_id")
+    if update.client_secret is not None and (
+        secret_hash is None or not same(digest(update.client_secret), secret_hash)
+    ):
+        raise InvalidClientMetadataError("client_secret, when sent, must be this client's current secret")
+    if is_confidential(update.token_endpoint_auth_method) != is_confidential(current.token_endpoint_auth_method):
+        raise InvalidClientMetadataError(
+            "token_endpoint_auth_method may not change between none and a client secret method: register a new client"
+        )
+
+
 def registration_response(
-    meta: ClientMetadata, *, client_id: str, issued_at: int, secret: str | None
+    meta: ClientMetadata | Client,
+    *,
+    client_id: str,
+    issued_at: int,
+    secret: str | None,
+    configuration: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """RFC 7591 §3.2.1: the registered metadata plus `client_id` and `client_id_issued_at`."""
+    """RFC 7591 §3.2.1: the registered metadata plus `client_id` and `client_id_issued_at`;
+    RFC 7592 §3: with the registration access token and the client configuration URI."""
     out: dict[str, Any] = {
         "client_id": client_id,
         "client_id_issued_at": issued_at,
@@ -122,5 +173,8 @@ def registration_response(
         out["dpop_bound_access_tokens"] = True
     if secret is not None:
         out["client_secret"] = secret
+    if is_confidential(meta.token_endpoint_auth_method):
         out["client_secret_expires_at"] = 0  # §3.2.1: 0 means it does not expire
+    if configuration is not None:
+        out["registration_access_token"], out["registration_client_uri"] = configuration
     return out

@@ -1,6 +1,6 @@
 """The token request: the form parsed once (RFC 6749 §3.2, §4.1.3, §6) and client
-authentication (§2.3; `client_secret_post` §2.3.1, `none` for public clients per
-RFC 7591 §2)."""
+authentication (§2.3; `client_secret_basic` and `client_secret_post` §2.3.1, `none`
+for public clients per RFC 7591 §2)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from courseschool.common.bearer import BasicCredentials, basic_refusal
 from courseschool.common.errors import (
     InvalidClientError,
     InvalidRequestError,
@@ -55,22 +56,64 @@ def parse_token_form(form: Mapping[str, Sequence[str]]) -> TokenForm:
     return TokenForm(**values, resource=resources)  # type: ignore[arg-type]
 
 
-async def authenticate_client(form: TokenForm, clients: ClientStore) -> Client:
-    """Identify the client and check its credentials; every failure is `invalid_client`."""
-    if not form.client_id:
-        raise InvalidClientError("client_id is required")
-    client = await clients.get(form.client_id)
-    if client is None or client.disabled:
-        raise InvalidClientError("client authentication failed")
-    if client.is_public:
+class PresentedCredentials(msgspec.Struct, frozen=True):
+    """Who the request says it is, and how it said so (§2.3)."""
+
+    client_id: str
+    secret: str | None
+    method: str  # "client_secret_basic", "client_secret_post" or "none"
+    in_header: bool  # the id came in an Authorization: Basic header
+
+
+def presented_credentials(form: TokenForm, basic: BasicCredentials | None) -> PresentedCredentials:
+    """§2.3: one authentication method per request. Basic carries the id (and the secret,
+    empty for a public client's library); the form may repeat the same `client_id` but
+    not carry a secret as well."""
+    if basic is not None:
         if form.client_secret:
-            raise InvalidClientError("this is a public client; it authenticates with client_id only")
+            raise InvalidRequestError(
+                "the client authenticated twice: send client_secret either in the Basic header or in the form"
+            )
+        if form.client_id and form.client_id != basic.client_id:
+            raise InvalidRequestError("client_id in the form differs from the one in the Authorization header")
+        method = "client_secret_basic" if basic.secret else "none"
+        return PresentedCredentials(basic.client_id, basic.secret or None, method, True)
+    if not form.client_id:
+        raise InvalidClientError("client_id is required (in the form body, or in an HTTP Basic Authorization header)")
+    method = "client_secret_post" if form.client_secret else "none"
+    return PresentedCredentials(form.client_id, form.client_secret, method, False)
+
+
+_HOW = {
+    "none": "send client_id in the form body and no client_secret (this is a public client)",
+    "client_secret_post": "send client_id and client_secret in the form body, not in an Authorization header",
+    "client_secret_basic": "send client_id and client_secret in an HTTP Basic Authorization header "
+    "(each form-encoded, RFC 6749 §2.3.1), not in the form body",
+}
+
+
+async def authenticate_client(presented: PresentedCredentials, clients: ClientStore) -> Client:
+    """Identify the client and check its credentials with the method it registered;
+    every failure is `invalid_client`, its description says what to change. A public
+    client's id alone in a Basic header (empty password) is that client's `none`."""
+    client = await clients.get(presented.client_id)
+    if client is None or client.disabled:
+        raise _refused(presented, "the client_id is unknown to this server or was removed: register the client again")
+    registered = client.token_endpoint_auth_method
+    if presented.method != registered:
+        raise _refused(presented, f"this client is registered with {registered}: {_HOW[registered]}")
+    if client.is_public:
         return client
-    if not form.client_secret or client.secret_hash is None:
-        raise InvalidClientError("client authentication failed")
-    if not same(digest(form.client_secret), client.secret_hash):
-        raise InvalidClientError("client authentication failed")
+    if presented.secret is None or client.secret_hash is None:
+        raise _refused(presented, "client authentication failed")
+    if not same(digest(presented.secret), client.secret_hash):
+        raise _refused(presented, "client authentication failed: the client_secret is not this client's")
     return client
+
+
+def _refused(presented: PresentedCredentials, description: str) -> InvalidClientError:
+    # RFC 6749 §5.2: a client that tried the Authorization header gets 401 with its scheme's challenge.
+    return basic_refusal(description) if presented.in_header else InvalidClientError(description)
 
 
 def check_grant_type_allowed(client: Client, grant_type: str) -> None:

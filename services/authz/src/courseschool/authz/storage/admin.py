@@ -43,7 +43,7 @@ _DELETE_UNUSED = """
 DELETE FROM authz_clients c
 WHERE NOT c.is_integration
   AND (c.verified_origin IS NULL OR c.disabled_at IS NULL)  -- a disabled document client keeps its URL blocked
-  AND c.token_endpoint_auth_method IN ('none', 'client_secret_post')
+  AND c.token_endpoint_auth_method IN ('none', 'client_secret_post', 'client_secret_basic')
   AND cardinality(c.grant_types) > 0
   AND c.created_at < to_timestamp($1)
   AND NOT EXISTS (SELECT 1 FROM authz_grants g JOIN authz_codes k ON k.grant_id = g.id

@@ -17,8 +17,24 @@ _GET = f"SELECT {_COLUMNS} FROM authz_clients WHERE client_id = $1"
 _INSERT = f"""
 INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method,
     grant_types, response_types, application_type, scope, id_token_signed_response_alg,
-    secret_hash, is_integration, created_at, dpop_bound_access_tokens)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12), $13)
+    secret_hash, is_integration, created_at, dpop_bound_access_tokens, registration_token_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12), $13, $14)
+RETURNING {_COLUMNS}
+"""
+
+# RFC 7592: the registration access token's hash of a live self-registered client.
+_REGISTRATION_TOKEN = """
+SELECT registration_token_hash FROM authz_clients
+WHERE client_id = $1 AND disabled_at IS NULL AND NOT is_integration
+"""
+
+# RFC 7592 §2.2: the client replaces its metadata (the method may move between the two
+# confidential ones only: the secret stays).
+_UPDATE = f"""
+UPDATE authz_clients SET client_name = $2, redirect_uris = $3, token_endpoint_auth_method = $4, grant_types = $5,
+    response_types = $6, application_type = $7, scope = $8, id_token_signed_response_alg = $9,
+    dpop_bound_access_tokens = $10
+WHERE client_id = $1 AND disabled_at IS NULL AND NOT is_integration
 RETURNING {_COLUMNS}
 """
 
@@ -97,6 +113,7 @@ class PgClientStore:
         is_integration: bool,
         now: int,
         dpop_bound_access_tokens: bool = False,
+        registration_token_hash: bytes | None = None,
     ) -> Client:
         row = await self._pool.fetchrow(
             _INSERT,
@@ -113,5 +130,40 @@ class PgClientStore:
             is_integration,
             now,
             dpop_bound_access_tokens,
+            registration_token_hash,
         )
         return _row(row)
+
+    async def registration_token_hash(self, client_id: str) -> bytes | None:
+        """RFC 7592: the hash a live self-registered client's configuration requests are
+        checked against; None for any other client, or none at all."""
+        return await self._pool.fetchval(_REGISTRATION_TOKEN, client_id)
+
+    async def update(
+        self,
+        client_id: str,
+        *,
+        client_name: str | None,
+        redirect_uris: list[str],
+        token_endpoint_auth_method: str,
+        grant_types: list[str],
+        response_types: list[str],
+        application_type: str,
+        scope: str | None,
+        id_token_signed_response_alg: str,
+        dpop_bound_access_tokens: bool,
+    ) -> Client | None:
+        row = await self._pool.fetchrow(
+            _UPDATE,
+            client_id,
+            client_name,
+            redirect_uris,
+            token_endpoint_auth_method,
+            grant_types,
+            response_types,
+            application_type,
+            scope,
+            id_token_signed_response_alg,
+            dpop_bound_access_tokens,
+        )
+        return _row(row) if row else None

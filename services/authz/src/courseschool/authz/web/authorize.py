@@ -1,4 +1,6 @@
-"""GET or POST /oauth/authorize: the authorization endpoint, RFC 6749 §3.1.
+"""GET or POST /oauth/authorize: the authorization endpoint, RFC 6749 §3.1; and
+`/authorize`, the origin's default path of the MCP 2025-03-26 fallback (listed in no
+metadata), which sends the browser there.
 
 Errors before the client and its redirect URI are validated are pages; after, they
 go back to the client (both decided by `courseschool.common.answers`)."""
@@ -7,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, route
+from litestar import Request, Response, get, route
 
 from courseschool.common.answers import PAGE
 
@@ -30,3 +32,12 @@ async def authorize(request: Request[Any, Any, Any], authz: Authz) -> Response[A
     interaction, binding = started
     cookie = binding_cookie(authz.settings, interaction.uid, binding, authz.settings.interaction_ttl)
     return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])
+
+
+@get("/authorize", status_code=307, opt=PAGE)
+async def authorize_fallback(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """A 307 to the real endpoint with the query as it came: the browser keeps its method
+    and the client's parameters, and every rule of /oauth/authorize applies there."""
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    location = "/oauth/authorize" + (f"?{query}" if query else "")
+    return Response(b"", status_code=307, headers={"Location": location, "Cache-Control": "no-store"})

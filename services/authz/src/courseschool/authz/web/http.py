@@ -10,7 +10,7 @@ from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 
-from courseschool.common.errors import InvalidClientError, InvalidRequestError
+from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import check_internal, json_response, no_store_json
 
 from ..components import Components
@@ -35,12 +35,10 @@ def multi(items: Iterable[tuple[str, Any]]) -> dict[str, list[str]]:
 
 
 async def form_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
-    """RFC 6749 §3.2 and RFC 7009/7662: a form-encoded body, credentials in it."""
+    """RFC 6749 §3.2 and RFC 7009/7662: a form-encoded body."""
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         raise InvalidRequestError("the request body must be application/x-www-form-urlencoded")
-    if request.headers.get("authorization"):
-        raise InvalidClientError("HTTP authentication is not supported; use client_secret_post or none")
     return multi((await request.form()).multi_items())
 
 

@@ -12,4 +12,8 @@ from .http import Authz, client_ip, form_params, no_store_json
 
 @post("/api/oauth/introspect", status_code=200)
 async def introspect(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
-    return no_store_json(await introspect_token(authz, await form_params(request), ip=client_ip(request)))
+    return no_store_json(
+        await introspect_token(
+            authz, await form_params(request), ip=client_ip(request), authorization=request.headers.get("authorization")
+        )
+    )

@@ -1,5 +1,7 @@
 """POST /api/oauth/token: the token endpoint, RFC 6749 §3.2, with DPoP (RFC 9449 §5):
-the proof comes in the `DPoP` header, and its nonce goes back in `DPoP-Nonce`."""
+the proof comes in the `DPoP` header, and its nonce goes back in `DPoP-Nonce`. Also
+served at `/token`, the origin's default path of the MCP 2025-03-26 fallback (listed in
+no metadata: some agent clients refresh there before they have read it)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from ..endpoints.token import token as exchange
 from .http import Authz, client_ip, form_params
 
 
-@post("/api/oauth/token", status_code=200)
+@post(["/api/oauth/token", "/token"], status_code=200)
 async def token(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
     dpop = proof_target(request, authz.settings.base_url)
-    response = await exchange(authz, await form_params(request), ip=client_ip(request), dpop=dpop)
+    form, authorization = await form_params(request), request.headers.get("authorization")
+    response = await exchange(authz, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
     headers = {**NO_STORE, **await authz.dpop.nonce_header(dpop)}
     return Response(msgspec.json.encode(response), media_type="application/json", headers=headers)

@@ -11,6 +11,7 @@ from courseschool.common.secrets import digest, new_token
 from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
 from ...protocol.registration import GRANT_TYPES
 from ..maintenance import remove_unused_clients
+from ..registration import remove_client
 from .base import AdminBase
 
 
@@ -65,8 +66,7 @@ class AppsAdmin(AdminBase):
 
     async def delete_client(self, client_id: str) -> dict[str, Any]:
         await self.client(client_id)
-        ended = await self._end_grants(await self.c.admin_store.live_grants_of_client(client_id), "client_deleted")
-        await self.c.admin_store.delete_client(client_id)
+        ended = await remove_client(self.c, client_id, reason="client_deleted")
         self._audit("client_deleted", client_id=client_id, grants_ended=ended)
         return {"client_id": client_id, "deleted": True, "grants_ended": ended}
 
