@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from courseschool.authz.protocol.models import Client
 from courseschool.authz.protocol.token_request import (
     MAX_PARAM,
     TokenForm,
@@ -14,7 +15,6 @@ from courseschool.authz.protocol.token_request import (
     parse_token_form,
     presented_credentials,
 )
-from courseschool.authz.protocol.models import Client
 from courseschool.common.bearer import BasicCredentials
 from courseschool.common.errors import InvalidClientError, InvalidRequestError, UnauthorizedClientError
 from courseschool.common.secrets import digest
