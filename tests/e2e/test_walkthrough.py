@@ -139,6 +139,11 @@ async def test_the_walkthrough_runs_as_written(
     assert state["ISSUER"] == base and state["BASE_URL"] == base
     assert state["REDIRECT_URI"] == callback_server.url
     assert state["CLIENT_ID"] and state["CLIENT_ID"] in "".join(first.stdout.values())
+    basic = next(text for text in first.stdout.values() if "HTTP Basic client authentication" in text)
+    assert "HTTP Basic client authentication: HTTP 200" in basic, basic
+    assert '"error":"invalid_client"' in basic  # the wrong secret
+    assert "registered: My confidential tool with client_secret_basic" in basic
+    assert "deleted: HTTP 204" in basic
     url = state["AUTHORIZATION_URL"]
     assert url in first.stdout[len(before)], "the block that builds the address must print it"
     params = query_of(url)
