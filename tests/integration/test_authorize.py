@@ -66,7 +66,6 @@ async def test_loopback_redirect_uri_may_use_another_port(flow: Flow) -> None:
         ({"code_challenge": "too-short"}, "invalid_request"),
         ({"response_type": "token"}, "unsupported_response_type"),
         ({"scope": "openid teleport:write"}, "invalid_scope"),
-        ({"scope": ""}, "invalid_request"),
         ({"resource": "https://other.example/api"}, "invalid_target"),
         ({"resource": "not a uri"}, "invalid_target"),
         ({"prompt": "none login"}, "invalid_request"),

@@ -4,6 +4,7 @@ introspection (RFC 7662), UserInfo (OIDC Core §5.3) and the JWKS."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from courseschool.common.openapi import (
@@ -21,7 +22,7 @@ from courseschool.common.openapi import (
 from .openapi_account import account_paths
 from .openapi_registration import configuration_paths
 from .protocol.models import TokenResponse
-from .protocol.registration import AUTH_METHODS, GRANT_TYPES, MAX_REDIRECT_URIS, ClientMetadata
+from .protocol.registration import AUTH_METHODS, GRANT_TYPES, MAX_REDIRECT_URIS, ClientMetadata, ClientUpdate
 
 TAG = "oauth"
 _CALLBACK = "http://127.0.0.1:53682/callback"
@@ -108,6 +109,17 @@ def _documented(components: dict[str, Any]) -> dict[str, Any]:
         "description": metadata["properties"]["redirect_uris"]["description"],
         "examples": metadata["properties"]["redirect_uris"]["examples"],
     }
+    # RFC 7592 §2.2: an update is the metadata again, with the client's id (and secret).
+    update = components["ClientUpdate"]
+    update["properties"].update(copy.deepcopy(metadata["properties"]))
+    update["required"] = ["client_id", "redirect_uris"]
+    update["properties"]["client_id"].update(
+        description="This client's id: it must be the one of the URI.", examples=[_CLIENT_ID]
+    )
+    update["properties"]["client_secret"].update(
+        description="Optional; when sent, it must be the client's current secret (it never changes here).",
+        examples=["wYvQ3d9mV0Jr1kZ6cT8uB5nE2hXaLq7s"],
+    )
     # A token response leaves out what it does not carry: no defaults to state.
     for prop in components["TokenResponse"]["properties"].values():
         prop.pop("default", None)
@@ -427,7 +439,7 @@ def _logout_operations() -> dict[str, Any]:
 
 
 def authz_openapi(base_url: str) -> dict[str, Any]:
-    (metadata_ref, token_ref), components = schemas_of(ClientMetadata, TokenResponse)
+    (metadata_ref, token_ref, update_ref), components = schemas_of(ClientMetadata, TokenResponse, ClientUpdate)
     components = _documented(components)
     components.update(RegisteredClient=_REGISTERED, Introspection=_INTROSPECTION, UserInfo=_USERINFO, JWKS=_JWKS)
     ref = {
@@ -516,7 +528,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
                 },
             }
         },
-        **configuration_paths(TAG, metadata_ref, registered),
+        **configuration_paths(TAG, update_ref, registered),
         "/oauth/logout": _logout_operations(),
         **account_paths(),
         "/oauth/authorize": {

@@ -17,8 +17,8 @@ _DESCRIBED_401 = {
 }
 
 
-def configuration_paths(tag: str, metadata_ref: dict[str, Any], registered: dict[str, Any]) -> dict[str, Any]:
-    """`metadata_ref`: the ClientMetadata schema; `registered`: (ref, example) of the
+def configuration_paths(tag: str, update_ref: dict[str, Any], registered: dict[str, Any]) -> dict[str, Any]:
+    """`update_ref`: the ClientUpdate schema; `registered`: (ref, example) of the
     RegisteredClient answer."""
     ref, example = registered["ref"], registered["example"]
     configured = {
@@ -56,7 +56,7 @@ def configuration_paths(tag: str, metadata_ref: dict[str, Any], registered: dict
                 "defaults); checked as at registration. A public client stays public.",
                 "requestBody": {
                     **json_body(
-                        metadata_ref,
+                        update_ref,
                         "The client's new metadata, with its client_id",
                         {
                             "client_id": example["client_id"],
