@@ -121,3 +121,17 @@ async def test_delete_removes_the_client_and_ends_its_grants(flow: Flow) -> None
         params={"client_id": reg["client_id"], "redirect_uri": REDIRECT_URI, "response_type": "code"},
     )
     assert page.status_code == 400 and "registers again" in page.text
+
+
+async def test_update_to_an_integrations_name_or_not_as_json_changes_nothing(flow: Flow) -> None:
+    await flow.integration(name="Partner CRM")
+    reg = await flow.register(client_name="Kept")
+    body = {"client_id": reg["client_id"], "client_name": "Partner CRM", "redirect_uris": [REDIRECT_URI]}
+    imitated = await flow.client.put(_path(reg), headers=_auth(reg), json=body)
+    assert imitated.status_code == 400 and imitated.json()["error"] == "invalid_client_metadata"
+    as_form = await flow.client.put(_path(reg), headers=_auth(reg), data={"client_id": reg["client_id"]})
+    assert as_form.status_code == 400 and as_form.json()["error"] == "invalid_client_metadata"
+    assert (
+        await flow.pool.fetchval("SELECT client_name FROM authz_clients WHERE client_id = $1", reg["client_id"])
+        == "Kept"
+    )

@@ -66,21 +66,10 @@ async def update_client(c: Components, client_id: str, body: bytes, *, authoriza
     """RFC 7592 §2.2: the metadata replaced whole, checked as at registration."""
     current, access_token = await _configuring(c, client_id, authorization)
     update = registration.parse_update(body)
-    registration.check_update(update, current, current.secret_hash)
+    registration.check_update(update, current)
     if update.client_name is not None:
         registration.check_name_is_not_an_integrations(update, await c.clients.integration_names())
-    updated = await c.clients.update(
-        client_id,
-        client_name=update.client_name,
-        redirect_uris=update.redirect_uris or [],
-        token_endpoint_auth_method=update.token_endpoint_auth_method,
-        grant_types=update.grant_types,
-        response_types=update.response_types,
-        application_type=update.application_type,
-        scope=update.scope,
-        id_token_signed_response_alg=update.id_token_signed_response_alg,
-        dpop_bound_access_tokens=update.dpop_bound_access_tokens,
-    )
+    updated = await c.clients.update(client_id, update)
     if updated is None:  # removed between the check and the update
         raise _invalid_token("the client does not exist")
     audit("client_updated", actor="client", client_id=client_id)

@@ -130,13 +130,13 @@ def _check_redirect_uris(uris: list[str] | None) -> None:
             )
 
 
-def check_update(update: ClientUpdate, current: Client, secret_hash: bytes | None) -> None:
+def check_update(update: ClientUpdate, current: Client) -> None:
     """RFC 7592 §2.2: the body names this client, a secret it carries is the current one,
     and a public client stays public (a secret is only ever shown at registration)."""
     if update.client_id != current.client_id:
         raise InvalidClientMetadataError("client_id must be present and be this client's client_id")
     if update.client_secret is not None and (
-        secret_hash is None or not same(digest(update.client_secret), secret_hash)
+        current.secret_hash is None or not same(digest(update.client_secret), current.secret_hash)
     ):
         raise InvalidClientMetadataError("client_secret, when sent, must be this client's current secret")
     if is_confidential(update.token_endpoint_auth_method) != is_confidential(current.token_endpoint_auth_method):

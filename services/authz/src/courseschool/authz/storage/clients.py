@@ -7,6 +7,7 @@ import asyncpg
 from courseschool.common.secrets import digest
 
 from ..protocol.models import Client
+from ..protocol.registration import ClientMetadata
 
 _COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
     response_types, application_type, scope, id_token_signed_response_alg, secret_hash,
@@ -139,31 +140,19 @@ class PgClientStore:
         checked against; None for any other client, or none at all."""
         return await self._pool.fetchval(_REGISTRATION_TOKEN, client_id)
 
-    async def update(
-        self,
-        client_id: str,
-        *,
-        client_name: str | None,
-        redirect_uris: list[str],
-        token_endpoint_auth_method: str,
-        grant_types: list[str],
-        response_types: list[str],
-        application_type: str,
-        scope: str | None,
-        id_token_signed_response_alg: str,
-        dpop_bound_access_tokens: bool,
-    ) -> Client | None:
+    async def update(self, client_id: str, meta: ClientMetadata) -> Client | None:
+        """Replace a self-registered client's metadata (checked by `protocol.registration`)."""
         row = await self._pool.fetchrow(
             _UPDATE,
             client_id,
-            client_name,
-            redirect_uris,
-            token_endpoint_auth_method,
-            grant_types,
-            response_types,
-            application_type,
-            scope,
-            id_token_signed_response_alg,
-            dpop_bound_access_tokens,
+            meta.client_name,
+            meta.redirect_uris or [],
+            meta.token_endpoint_auth_method,
+            meta.grant_types,
+            meta.response_types,
+            meta.application_type,
+            meta.scope,
+            meta.id_token_signed_response_alg,
+            meta.dpop_bound_access_tokens,
         )
         return _row(row) if row else None
