@@ -1,9 +1,12 @@
-"""`python -m courseschool.platform run|migrate`.
+"""`python -m courseschool.platform run|migrate|admin`.
 
 `run`: the whole platform on one port, with embedded PostgreSQL and Redis unless
-DATABASE_URL / REDIS_URL name real servers (migrated, with the demo school).
+DATABASE_URL / REDIS_URL name real servers (migrated, with the demo school), and
+development-sized abuse limits unless RATE_* say otherwise.
 `migrate`: every service's migrations and the resource API's introspection client
-(RS_CLIENT_ID / RS_CLIENT_SECRET), then exit: the deployments' one migration step."""
+(RS_CLIENT_ID / RS_CLIENT_SECRET), then exit: the deployments' one migration step.
+`admin`: the authorization server's admin CLI against the running `run` (its data
+folder says where its embedded servers listen), or against DATABASE_URL / REDIS_URL."""
 
 from __future__ import annotations
 
@@ -38,6 +41,18 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
 
 
 RS_CLIENT_ID = "resource-api"
+RUNNING = "running.json"  # in the data folder while `run` serves: where its embedded servers listen
+KEK_FILE = "key-encryption-key"
+
+# `run` is for a developer's machine: a test loop that registers a client and takes
+# tokens on every run must not meet the production limits (see services/authz/README.md).
+DEVELOPMENT_LIMITS = {
+    "RATE_REGISTER_PER_IP": "1000/3600",
+    "RATE_TOKEN_PER_IP": "3000/60",
+    "RATE_TOKEN_PER_CLIENT": "1200/60",
+    "RATE_LOGIN_PER_IP": "300/300",
+    "RATE_AUTHORIZE_PER_IP": "1200/60",
+}
 
 
 class MigrateSettings(BaseSettings, kw_only=True, frozen=True):
@@ -86,12 +101,56 @@ def _shown_password(settings: PlatformSettings) -> str:
     return settings.demo_password if settings.demo_password == chosen else "(the DEMO_PASSWORD you set)"
 
 
+def admin(argv: list[str]) -> int:
+    """The admin CLI, pointed at the running `run` unless the environment names servers."""
+    from courseschool.authz.admin_cli import main as admin_main
+
+    data_dir = Path(os.environ.get("DATA_DIR", ".data"))
+    running = _running(data_dir)
+    if running is not None and not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")):
+        os.environ["DATABASE_URL"], os.environ["REDIS_URL"] = running["database_url"], running["redis_url"]
+    kek = data_dir / KEK_FILE
+    if not os.environ.get("KEY_ENCRYPTION_KEY") and kek.is_file():
+        os.environ["KEY_ENCRYPTION_KEY"] = kek.read_text().strip()
+    hint = (
+        f"no running `make run` found in {data_dir}/ (start it first), and DATABASE_URL, REDIS_URL and "
+        "KEY_ENCRYPTION_KEY are not all set"
+    )
+    return admin_main(argv, prog="python -m courseschool.platform admin", missing=hint)
+
+
+def _running(data_dir: Path) -> dict[str, str] | None:
+    """What a live `run` on this data folder wrote at start; None if none is running."""
+    import psutil
+
+    try:
+        found = msgspec.json.decode((data_dir / RUNNING).read_bytes(), type=dict[str, Any])
+    except (OSError, msgspec.DecodeError):
+        return None
+    if not psutil.pid_exists(found.get("pid", -1)) or not found.get("database_url") or not found.get("redis_url"):
+        return None
+    return {"database_url": found["database_url"], "redis_url": found["redis_url"]}
+
+
+def _write_running(data_dir: Path, database_url: str, redis_url: str) -> Path:
+    """Owner-only: the embedded servers trust local connections."""
+    path = data_dir / RUNNING
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(msgspec.json.encode({"pid": os.getpid(), "database_url": database_url, "redis_url": redis_url}))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["admin"]:
+        return admin(argv[1:])
     parser = argparse.ArgumentParser(prog="courseschool.platform")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the platform (embedded servers unless DATABASE_URL/REDIS_URL are set)")
     run.add_argument("--port", type=int, default=None)
     sub.add_parser("migrate", help="apply every service's migrations (and register RS_CLIENT_ID), then exit")
+    sub.add_parser("admin", help="administer the running platform (admin --help)")
     args = parser.parse_args(argv)
     if args.command == "migrate":
         return migrate()
@@ -120,12 +179,16 @@ def run_platform(args: argparse.Namespace) -> int:
     data_dir = Path(settings.data_dir)
     servers = EmbeddedServers(data_dir)
     signals = StartUpSignals()
+    limits = {name: os.environ.setdefault(name, value) for name, value in DEVELOPMENT_LIMITS.items()}
+    running: Path | None = None
     try:
         with signals.held():
             database_url = settings.database_url or servers.start_postgres()
         with signals.held():
             redis_url = settings.redis_url or servers.start_redis()
-        kek = settings.key_encryption_key or read_or_create_secret(data_dir / "key-encryption-key", new_kek)
+        kek = settings.key_encryption_key or read_or_create_secret(data_dir / KEK_FILE, new_kek)
+        if not settings.database_url and not settings.redis_url:
+            running = _write_running(data_dir, database_url, redis_url)
         rs_secret = new_token()
         asyncio.run(
             prepare(
@@ -148,7 +211,10 @@ def run_platform(args: argparse.Namespace) -> int:
             f"\n  Course School is running at {settings.base_url}\n"
             f"  Discovery: {settings.base_url}/.well-known/oauth-authorization-server\n"
             f"  Demo login: {settings.demo_email} / {_shown_password(settings)}\n"
-            f"  Data: {'external servers' if settings.database_url else data_dir.resolve()}\n",
+            f"  Data: {'external servers' if settings.database_url else data_dir.resolve()}\n"
+            f"  Administer it: .venv/bin/python -m courseschool.platform admin --help\n"
+            f"  Development limits (LIMIT/SECONDS; production is stricter): "
+            f"{', '.join(f'{k} {v}' for k, v in limits.items())}\n",
             flush=True,
         )
         # The production server (granian, as `serve`): one worker process builds the app;
@@ -158,6 +224,8 @@ def run_platform(args: argparse.Namespace) -> int:
         pass
     finally:
         signals.ignore()
+        if running is not None:
+            running.unlink(missing_ok=True)
         servers.stop()
     return 0
 

@@ -4,6 +4,7 @@ production passes `SystemClock`, tests freeze one."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -27,3 +28,8 @@ class FrozenClock:
 
     def advance(self, seconds: int) -> None:
         self.at += seconds
+
+
+def iso(seconds: int | None) -> str | None:
+    """A time in seconds since the epoch as ISO 8601 in UTC (what every interface shows)."""
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).isoformat()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,12 +26,33 @@ from .components import Components
 from .endpoints.admin import AdminService
 from .settings import AuthzSettings
 
+ROLES = ["owner", "admin", "lecturer", "student"]
+
 Action = Callable[[AdminService, argparse.Namespace], Awaitable[Any]]
 
 
-def _parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m courseschool.authz admin", description="Administer the platform.")
-    root.add_argument("--json", action="store_true", help="print JSON instead of text")
+EXAMPLES = """examples:
+  schools create --slug riverside --name "Riverside Academy"
+  users create --school riverside --email ana@riverside.example --name "Ana Lima" --role owner
+  printf '%s\\n' "$NEW_PASSWORD" | users reset-password ana@riverside.example --password-stdin
+  users set-role ana@riverside.example lecturer
+  integrations create --name CRM --redirect-uri https://crm.example.com/callback
+  grants list --user ana@riverside.example
+  keys rotate --alg ES256
+  audit list --since 2026-11-01 --action user_role_set
+  --json clients list
+
+Every time is ISO 8601 in UTC. Every action is an audit event (actor admin-cli)."""
+
+
+def _parser(prog: str = "python -m courseschool.authz admin") -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog=prog,
+        description="Administer the platform: schools, people, clients, grants, trusted domains, signing keys.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    root.add_argument("--json", action="store_true", help="print JSON instead of text (for scripts)")
     groups = root.add_subparsers(dest="group", required=True, metavar="GROUP")
 
     def command(
@@ -42,41 +65,46 @@ def _parser() -> argparse.ArgumentParser:
     schools = groups.add_parser("schools", help="schools").add_subparsers(dest="command", required=True)
     command(schools, "list", "list schools", lambda a, _: a.list_schools())
     p = command(schools, "create", "create a school", lambda a, n: a.create_school(slug=n.slug, name=n.name))
-    p.add_argument("--slug", required=True)
-    p.add_argument("--name", required=True)
+    p.add_argument("--slug", required=True, help="the school's short name in URLs, such as riverside")
+    p.add_argument("--name", required=True, help="the school's name as people see it")
 
     users = groups.add_parser("users", help="people of the schools").add_subparsers(dest="command", required=True)
     p = command(users, "list", "list users", lambda a, n: a.list_users(school=n.school))
-    p.add_argument("--school", help="slug or id")
+    p.add_argument("--school", help="only this school (slug or id)")
     p = command(
         users,
         "create",
-        "create a user (a password is generated unless given)",
-        lambda a, n: a.create_user(school=n.school, email=n.email, name=n.name, role=n.role, password=n.password),
+        "create a user (a password is generated and printed unless given)",
+        lambda a, n: a.create_user(school=n.school, email=n.email, name=n.name, role=n.role, password=_password(n)),
     )
-    p.add_argument("--school", required=True)
-    p.add_argument("--email", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--role", required=True, choices=["owner", "admin", "lecturer", "student"])
-    p.add_argument("--password")
+    p.add_argument("--school", required=True, help="the user's school (slug or id)")
+    p.add_argument("--email", required=True, help="the sign-in email")
+    p.add_argument("--name", required=True, help="the name people see")
+    p.add_argument("--role", required=True, choices=ROLES, help="what the user may grant apps (caps their scopes)")
+    _password_options(p)
     for name, help_text, method in (
         ("show", "show a user", "user"),
         ("disable", "disable a user and end their grants", "disable_user"),
         ("enable", "enable a user", "enable_user"),
     ):
         p = command(users, name, help_text, _by_name(method, "user"))
-        p.add_argument("user", help="id or email")
-    p = command(users, "set-role", "change a user's role", lambda a, n: a.set_role(n.user, n.role))
-    p.add_argument("user", help="id or email")
-    p.add_argument("role", choices=["owner", "admin", "lecturer", "student"])
+        p.add_argument("user", help="the user's id or email")
+    p = command(
+        users,
+        "set-role",
+        "change a user's role (grants holding a write scope the new role lacks end)",
+        lambda a, n: a.set_role(n.user, n.role),
+    )
+    p.add_argument("user", help="the user's id or email")
+    p.add_argument("role", choices=ROLES, help="the new role")
     p = command(
         users,
         "reset-password",
-        "set a new password (generated unless given)",
-        lambda a, n: a.reset_password(n.user, n.password),
+        "set a new password (generated and printed unless given); ends the user's sessions and grants",
+        lambda a, n: a.reset_password(n.user, _password(n)),
     )
-    p.add_argument("user", help="id or email")
-    p.add_argument("--password")
+    p.add_argument("user", help="the user's id or email")
+    _password_options(p)
 
     integrations = groups.add_parser("integrations", help="registered integrations (fixed https callbacks)")
     sub = integrations.add_subparsers(dest="command", required=True)
@@ -88,8 +116,8 @@ def _parser() -> argparse.ArgumentParser:
             name=n.name, redirect_uris=n.redirect_uri, scope=n.scope, refresh=not n.no_refresh
         ),
     )
-    p.add_argument("--name", required=True)
-    p.add_argument("--redirect-uri", action="append", required=True, help="repeat for several")
+    p.add_argument("--name", required=True, help="the name the consent page shows as verified")
+    p.add_argument("--redirect-uri", action="append", required=True, help="an https callback; repeat for several")
     p.add_argument("--scope", help="the most it may ask for (space-separated)")
     p.add_argument("--no-refresh", action="store_true", help="no refresh tokens")
 
@@ -107,20 +135,22 @@ def _parser() -> argparse.ArgumentParser:
         ("delete", "delete a client and end its grants", "delete_client"),
     ):
         p = command(clients, name, help_text, _by_name(method, "client_id"))
-        p.add_argument("client_id")
+        p.add_argument("client_id", help="the client's id")
 
     grants = groups.add_parser("grants", help="grants").add_subparsers(dest="command", required=True)
     p = command(
         grants,
         "list",
-        "list live grants",
+        "list live grants, newest first, with the app's name and when a token was last issued",
         lambda a, n: a.list_grants(user=n.user, client=n.client, include_revoked=n.all),
     )
-    p.add_argument("--user", help="id or email")
-    p.add_argument("--client")
+    p.add_argument("--user", help="only this user's (id or email)")
+    p.add_argument("--client", help="only this client's (its id)")
     p.add_argument("--all", action="store_true", help="include revoked grants")
-    p = command(grants, "revoke", "revoke a grant", lambda a, n: a.revoke_grant(n.grant_id))
-    p.add_argument("grant_id")
+    p = command(
+        grants, "revoke", "revoke a grant (its tokens stop working at once)", lambda a, n: a.revoke_grant(n.grant_id)
+    )
+    p.add_argument("grant_id", help="the grant's id, from grants list")
 
     domains = groups.add_parser("domains", help="trusted domains (metadata documents with https callbacks)")
     sub = domains.add_subparsers(dest="command", required=True)
@@ -132,17 +162,51 @@ def _parser() -> argparse.ArgumentParser:
         p = command(sub, name, help_text, _by_name(method, "host"))
         p.add_argument("host", help="a host name, such as apps.example.com")
 
+    audit = groups.add_parser("audit", help="the record of administrative actions")
+    sub = audit.add_subparsers(dest="command", required=True)
+    p = command(
+        sub,
+        "list",
+        "list administrative actions (API and CLI), newest first: who, from where, what, to whom",
+        lambda a, n: a.list_actions(user=n.user, client=n.client, action=n.event, since=n.since, limit=n.limit),
+    )
+    p.add_argument("--user", help="only actions on this user (id or email)")
+    p.add_argument("--client", help="only actions on this client (its id)")
+    p.add_argument("--action", dest="event", help="only this action, such as user_role_set or client_disabled")
+    p.add_argument("--since", help="only from this ISO 8601 date or time on (UTC unless it says), e.g. 2026-11-01")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (1 to 500; default 100)")
+
     keys = groups.add_parser("keys", help="signing keys").add_subparsers(dest="command", required=True)
     command(keys, "list", "list signing keys", lambda a, _: a.list_keys())
     p = command(
         keys,
         "rotate",
-        "publish a next key (with --immediate, sign with it now)",
+        "publish a next key and say when it starts signing (with --immediate, sign with it now)",
         lambda a, n: a.rotate_key(n.alg, immediate=n.immediate),
     )
-    p.add_argument("--alg", required=True, choices=["ES256", "RS256"])
-    p.add_argument("--immediate", action="store_true")
+    p.add_argument("--alg", required=True, choices=["ES256", "RS256"], help="which key to rotate")
+    p.add_argument(
+        "--immediate",
+        action="store_true",
+        help="sign with the new key now (a compromised key): tokens of clients that cached the old key set "
+        "fail until they fetch the JWKS again",
+    )
     return root
+
+
+def _password_options(parser: argparse.ArgumentParser) -> None:
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--password", help="the password (visible in the shell's history: prefer --password-stdin)")
+    given.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin")
+
+
+def _password(args: argparse.Namespace) -> str | None:
+    if not args.password_stdin:
+        return args.password
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        raise PlatformError("--password-stdin: the first line of standard input is empty")
+    return line
 
 
 def _by_name(method: str, argument: str) -> Action:
@@ -159,6 +223,8 @@ def _by_name(method: str, argument: str) -> Action:
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, dict | list):
+        value = msgspec.json.encode(value).decode()
     return escape_hidden(str(value))
 
 
@@ -166,14 +232,20 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(_line(v) for v in value) or "(none)"
     if isinstance(value, dict):
-        return "\n".join(f"{_shown(k)}: {_shown(v)}" for k, v in value.items())
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, list) and item and all(isinstance(i, dict) for i in item):
+                lines += [f"{_shown(key)}:", *(f"  {_line(i)}" for i in item)]
+            else:
+                lines.append(f"{_shown(key)}: {_shown(item)}")
+        return "\n".join(lines)
     return _shown(value)
 
 
 def _line(item: Any) -> str:
     if not isinstance(item, dict):
         return _shown(item)
-    return "  ".join(f"{_shown(k)}={_shown(v)}" for k, v in item.items() if v not in (None, "", []))
+    return "  ".join(f"{_shown(k)}={_shown(v)}" for k, v in item.items() if v not in (None, "", [], {}))
 
 
 def _json(value: Any) -> str:
@@ -189,18 +261,20 @@ async def _run(args: argparse.Namespace, settings: AuthzSettings) -> Any:
     try:
         components = Components.build(settings, pool, redis, SystemClock())
         await components.keys.start()
-        return await args.action(AdminService(components, actor="admin-cli"), args)
+        source = f"{getpass.getuser()}@{socket.gethostname()}"
+        return await args.action(AdminService(components, actor="admin-cli", source=source), args)
     finally:
         await redis.aclose()
         await pool.close()
 
 
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: list[str], *, prog: str | None = None, missing: str | None = None) -> int:
+    """`missing`: what to say when the servers are not known (the caller knows better)."""
+    args = (_parser(prog) if prog else _parser()).parse_args(argv)
     try:
         settings = load_settings(AuthzSettings)
         if not settings.database_url or not settings.redis_url or not settings.key_encryption_key:
-            raise SettingsError("DATABASE_URL, REDIS_URL and KEY_ENCRYPTION_KEY are required")
+            raise SettingsError(missing or "DATABASE_URL, REDIS_URL and KEY_ENCRYPTION_KEY are required")
     except SettingsError as exc:
         print(f"configuration error: {_shown(exc)}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@ come back as dicts ready to print or to send as JSON."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -51,10 +52,11 @@ WHERE NOT c.is_integration
 RETURNING client_id
 """
 
-_GRANT_COLUMNS = """g.id::text, g.client_id, g.user_id::text, u.email AS user_email, g.scope, g.resource,
-    g.created_at, g.revoked_at, g.revoke_reason"""
+_GRANT_COLUMNS = """g.id::text, g.client_id, c.client_name, g.user_id::text, u.email AS user_email, g.scope,
+    g.resource, g.created_at, g.last_used_at, g.revoked_at, g.revoke_reason"""
 _GRANTS = f"""
 SELECT {_GRANT_COLUMNS} FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
+    LEFT JOIN authz_clients c ON c.client_id = g.client_id
 WHERE ($1::text IS NULL OR g.user_id::text = $1 OR u.email_canonical = $4)
   AND ($2::text IS NULL OR g.client_id = $2)
   AND ($3 OR g.revoked_at IS NULL)
@@ -64,6 +66,18 @@ _LIVE_GRANTS_OF_USER = "SELECT id::text, scope FROM authz_grants WHERE user_id =
 _LIVE_GRANTS_OF_CLIENT = "SELECT id::text FROM authz_grants WHERE client_id = $1 AND revoked_at IS NULL"
 
 
+_RECORD_ACTION = """
+INSERT INTO authz_admin_actions (actor, source, action, subject, client_id, details)
+VALUES ($1, $2, $3, $4, $5, $6)
+"""
+_ACTIONS = """
+SELECT id, at, actor, source, action, subject, client_id, details FROM authz_admin_actions
+WHERE ($1::text IS NULL OR subject = $1) AND ($2::text IS NULL OR client_id = $2)
+  AND ($3::text IS NULL OR action = $3) AND ($4::timestamptz IS NULL OR at >= $4)
+ORDER BY at DESC, id DESC LIMIT $5
+"""
+
+
 def _plain(row: asyncpg.Record) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(row).items()}
 
@@ -71,6 +85,30 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 class PgAdminStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+
+    async def record_action(
+        self,
+        *,
+        actor: str,
+        source: str,
+        action: str,
+        subject: str | None,
+        client_id: str | None,
+        details: dict[str, Any],
+    ) -> None:
+        await self._pool.execute(_RECORD_ACTION, actor, source, action, subject, client_id, details)
+
+    async def actions(
+        self,
+        *,
+        subject: str | None,
+        client_id: str | None,
+        action: str | None,
+        since: datetime | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        rows = await self._pool.fetch(_ACTIONS, subject, client_id, action, since, limit)
+        return [_plain(r) for r in rows]
 
     async def schools(self) -> list[dict[str, Any]]:
         return [_plain(r) for r in await self._pool.fetch(_SCHOOLS)]

@@ -16,7 +16,7 @@ from courseschool.common.secrets import same
 
 from ..components import Components
 from ..endpoints.admin import AdminService
-from .http import Authz, no_store_json
+from .http import Authz, client_ip, no_store_json
 
 BASE = "/internal/admin"
 
@@ -64,7 +64,7 @@ def _admin(request: Request, authz: Components) -> AdminService:
         raise NotFoundError("not found")
     if not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
         raise InvalidTokenError("the admin credential is missing or wrong")
-    return AdminService(authz)
+    return AdminService(authz, actor="admin", source=client_ip(request))
 
 
 async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
@@ -193,7 +193,25 @@ async def untrust_domain(host: FromPath[str], request: Request, authz: Authz) ->
     return no_store_json(await _admin(request, authz).untrust_domain(host))
 
 
+@get(f"{BASE}/audit")
+async def list_actions(request: Request, authz: Authz) -> Response[bytes]:
+    query = request.query_params
+    limit = query.get("limit", "100")
+    if not limit.isdigit():
+        raise InvalidRequestError("limit must be a whole number")
+    return no_store_json(
+        await _admin(request, authz).list_actions(
+            user=query.get("user"),
+            client=query.get("client"),
+            action=query.get("action"),
+            since=query.get("since"),
+            limit=int(limit),
+        )
+    )
+
+
 ADMIN_ROUTES = [
+    list_actions,
     list_schools,
     create_school,
     list_users,

@@ -5,12 +5,14 @@ grants at once (recorded in Postgres, published to the resource servers)."""
 from __future__ import annotations
 
 from .apps import AppsAdmin
+from .audit import AuditAdmin
 from .domains import DomainsAdmin
 from .people import PeopleAdmin
 
 
-class AdminService(PeopleAdmin, AppsAdmin, DomainsAdmin):
-    """Every administrative action, for one actor (`admin` for the API, `admin-cli`)."""
+class AdminService(PeopleAdmin, AppsAdmin, DomainsAdmin, AuditAdmin):
+    """Every administrative action, for one actor (`admin` for the API, `admin-cli`)
+    acting from one source (the API caller's address, the CLI's user@host)."""
 
 
 __all__ = ["AdminService"]

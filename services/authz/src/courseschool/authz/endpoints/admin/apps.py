@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.clock import iso
 from courseschool.common.errors import InvalidRequestError, NotFoundError
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
@@ -45,7 +46,7 @@ class AppsAdmin(AdminBase):
             is_integration=True,
             now=self.c.clock.now(),
         )
-        self._audit("integration_created", client_id=client.client_id)
+        await self._audit("integration_created", client_id=client.client_id)
         return {**await self.client(client.client_id), "client_secret": secret}
 
     async def list_clients(self) -> list[dict[str, Any]]:
@@ -61,13 +62,13 @@ class AppsAdmin(AdminBase):
         await self.client(client_id)
         await self.c.admin_store.disable_client(client_id)
         ended = await self._end_grants(await self.c.admin_store.live_grants_of_client(client_id), "client_disabled")
-        self._audit("client_disabled", client_id=client_id, grants_ended=ended)
+        await self._audit("client_disabled", client_id=client_id, grants_ended=ended)
         return {**await self.client(client_id), "grants_ended": ended}
 
     async def delete_client(self, client_id: str) -> dict[str, Any]:
         await self.client(client_id)
         ended = await remove_client(self.c, client_id, reason="client_deleted")
-        self._audit("client_deleted", client_id=client_id, grants_ended=ended)
+        await self._audit("client_deleted", client_id=client_id, grants_ended=ended)
         return {"client_id": client_id, "deleted": True, "grants_ended": ended}
 
     async def delete_unused_clients(self) -> list[str]:
@@ -83,7 +84,7 @@ class AppsAdmin(AdminBase):
         if grant is None:
             raise NotFoundError(f"no grant {grant_id}")
         await self.c.revoker.revoke_grant(grant_id, reason="revoked_by_admin")
-        self._audit("grant_revoked_by_admin", subject=grant.user_id, client_id=grant.client_id, grant_id=grant_id)
+        await self._audit("grant_revoked_by_admin", subject=grant.user_id, client_id=grant.client_id, grant_id=grant_id)
         return {"id": grant_id, "revoked": True}
 
     async def list_keys(self) -> list[dict[str, Any]]:
@@ -92,17 +93,32 @@ class AppsAdmin(AdminBase):
                 "kid": k.kid,
                 "alg": k.alg,
                 "state": k.state,
-                "created_at": k.created_at,
-                "activated_at": k.activated_at,
-                "retired_at": k.retired_at,
+                "created_at": iso(k.created_at),
+                "activated_at": iso(k.activated_at),
+                "retired_at": iso(k.retired_at),
             }
             for k in await self.c.keys.store.infos()
         ]
+
+    async def _next_key_signs_from(self, alg: str) -> str | None:
+        """When the published next key of `alg` takes over signing: after its publication
+        lead, and not before the active key's interval ends (protocol.key_rotation.plan)."""
+        keys = [k for k in await self.c.keys.store.infos() if k.alg == alg]
+        upcoming = next((k for k in keys if k.state == "next"), None)
+        active = next((k for k in keys if k.state == "active"), None)
+        if upcoming is None:
+            return None
+        policy = self.c.keys.store.policy
+        start = upcoming.created_at + policy.lead
+        if active is not None:
+            start = max(start, (active.activated_at or active.created_at) + policy.interval)
+        return iso(start)
 
     async def rotate_key(self, alg: str, *, immediate: bool = False) -> dict[str, Any]:
         if alg not in ("ES256", "RS256"):
             raise InvalidRequestError("alg must be ES256 or RS256")
         done = await self.c.keys.store.rotate_now(alg, immediate=immediate)
         await self.c.keys.maintain()
-        self._audit("signing_key_rotation", alg=alg, immediate=immediate, steps=done)
-        return {"alg": alg, "steps": done, "keys": await self.list_keys()}
+        await self._audit("signing_key_rotation", alg=alg, immediate=immediate, steps=done)
+        signs_from = await self._next_key_signs_from(alg)
+        return {"alg": alg, "steps": done, "next_key_signs_from": signs_from, "keys": await self.list_keys()}

@@ -1,5 +1,6 @@
-"""What every administrative use case shares: who acts, the audit trail, and ending
-grants (recorded in Postgres, published to the resource servers at once)."""
+"""What every administrative use case shares: who acts and from where, the audit trail
+(logged, and kept in `authz_admin_actions` for `admin audit list`), and ending grants
+(recorded in Postgres, published to the resource servers at once)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,23 @@ from ...components import Components
 
 
 class AdminBase:
-    def __init__(self, c: Components, *, actor: str = "admin") -> None:
+    def __init__(self, c: Components, *, actor: str = "admin", source: str = "unknown") -> None:
         self.c = c
         self.actor = actor
+        self.source = source
 
-    def _audit(self, event: str, **fields: Any) -> None:
-        audit(event, actor=self.actor, **fields)
+    async def _audit(
+        self, event: str, *, subject: str | None = None, client_id: str | None = None, **fields: Any
+    ) -> None:
+        audit(event, actor=self.actor, subject=subject, client_id=client_id, source=self.source, **fields)
+        await self.c.admin_store.record_action(
+            actor=self.actor,
+            source=self.source,
+            action=event,
+            subject=subject,
+            client_id=client_id,
+            details=fields,
+        )
 
     async def _end_grants(self, grant_ids: list[str], reason: str) -> int:
         for grant_id in grant_ids:

@@ -32,7 +32,7 @@ class DomainsAdmin(AdminBase):
     async def trust_domain(self, host: str) -> dict[str, Any]:
         host = trusted_host(host)
         domain = await self.c.trusted_domains.add(host, created_by=self.actor)
-        self._audit("domain_trusted", host=host)
+        await self._audit("domain_trusted", host=host)
         return domain
 
     async def untrust_domain(self, host: str) -> dict[str, Any]:
@@ -40,5 +40,5 @@ class DomainsAdmin(AdminBase):
         host = trusted_host(host)
         if not await self.c.trusted_domains.remove(host):
             raise NotFoundError(f"{host} is not a trusted domain")
-        self._audit("domain_untrusted", host=host)
+        await self._audit("domain_untrusted", host=host)
         return {"host": host, "trusted": False}

@@ -25,7 +25,7 @@ class PeopleAdmin(AdminBase):
         if await self.c.admin_store.school(slug):
             raise ConflictError(f"a school with the slug {slug} exists")
         school = await self.c.admin_store.create_school(slug, name)
-        self._audit("school_created", subject=school["id"], slug=slug)
+        await self._audit("school_created", subject=school["id"], slug=slug)
         return school
 
     async def list_users(self, *, school: str | None = None) -> list[dict[str, Any]]:
@@ -58,7 +58,7 @@ class PeopleAdmin(AdminBase):
             role=role,
             password_hash=await self.c.passwords.hash(secret),
         )
-        self._audit("user_created", subject=user.id, role=role, school=found["slug"])
+        await self._audit("user_created", subject=user.id, role=role, school=found["slug"])
         out = await self.user(user.id)
         return {**out, "password": secret} if password is None else out
 
@@ -73,7 +73,9 @@ class PeopleAdmin(AdminBase):
         grants = await self.c.admin_store.live_grants_of_user(user["id"])
         affected = [grant_id for grant_id, scope in grants.items() if lost & set(parse_scope(scope))]
         ended = await self._end_grants(affected, "role_changed")
-        self._audit("user_role_set", subject=user["id"], role=role, previous_role=user["role"], grants_ended=ended)
+        await self._audit(
+            "user_role_set", subject=user["id"], role=role, previous_role=user["role"], grants_ended=ended
+        )
         return {**await self.user(user["id"]), "grants_ended": ended}
 
     async def disable_user(self, ref: str) -> dict[str, Any]:
@@ -81,13 +83,13 @@ class PeopleAdmin(AdminBase):
         user = await self.user(ref)
         await self.c.admin_store.set_disabled(user["id"], True)
         ended = await self._end_grants(list(await self.c.admin_store.live_grants_of_user(user["id"])), "user_disabled")
-        self._audit("user_disabled", subject=user["id"], grants_ended=ended)
+        await self._audit("user_disabled", subject=user["id"], grants_ended=ended)
         return {**await self.user(user["id"]), "grants_ended": ended}
 
     async def enable_user(self, ref: str) -> dict[str, Any]:
         user = await self.user(ref)
         await self.c.admin_store.set_disabled(user["id"], False)
-        self._audit("user_enabled", subject=user["id"])
+        await self._audit("user_enabled", subject=user["id"])
         return await self.user(user["id"])
 
     async def reset_password(self, ref: str, password: str | None = None) -> dict[str, Any]:
@@ -99,7 +101,7 @@ class PeopleAdmin(AdminBase):
         await self.c.users.set_password_hash(user["id"], await self.c.passwords.hash(secret))
         await self.c.admin_store.end_sessions(user["id"])
         ended = await self._end_grants(list(await self.c.admin_store.live_grants_of_user(user["id"])), "password_reset")
-        self._audit("password_reset", subject=user["id"], grants_ended=ended)
+        await self._audit("password_reset", subject=user["id"], grants_ended=ended)
         shown = {"password": secret} if password is None else {}
         return {"id": user["id"], "email": user["email"], "grants_ended": ended, **shown}
 
