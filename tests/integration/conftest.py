@@ -19,6 +19,7 @@ from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
 from ..tls import HttpsServer, https_server
+from .admin_api import with_admin
 from .cimd import cimd_settings
 from .flow import BASE_URL, Flow
 
@@ -67,6 +68,15 @@ async def client(
 @pytest.fixture
 async def flow(client: AppClient, clean_db: asyncpg.Pool, redis_client: object) -> Flow:
     return Flow(client, clean_db, redis_client)
+
+
+@pytest.fixture
+async def admin_flow(
+    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock
+) -> AsyncIterator[Flow]:
+    """An authorization server whose admin API is on (ADMIN_TOKEN: admin_api.ADMIN)."""
+    async with serve(create_app(with_admin(authz_settings), clock=clock)) as client:
+        yield Flow(client, clean_db, redis_client)
 
 
 @pytest.fixture

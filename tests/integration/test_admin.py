@@ -7,45 +7,18 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 
 import msgspec
 import pytest
 import structlog
 
-from courseschool.authz.app import create_app
 from courseschool.authz.endpoints.maintenance import remove_unused_clients
-from courseschool.authz.settings import AuthzSettings
 
+from .admin_api import ADMIN, admin_cli, admin_get, admin_post, with_admin
 from .api_env import ApiEnv, api_env
-from .conftest import AppClient, serve
 from .flow import BASE_URL, PASSWORD, Flow, pkce_pair, query_of
 
-ADMIN_TOKEN = "admin-token-for-tests-0123456789abcdef"
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 HTTPS_CALLBACK = "https://partner.example.com/oauth/callback"
-
-
-def _with_admin(base: AuthzSettings) -> AuthzSettings:
-    return AuthzSettings(**{**msgspec.structs.asdict(base), "admin_token": ADMIN_TOKEN})
-
-
-@pytest.fixture
-async def admin_flow(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:
-    async with serve(create_app(_with_admin(authz_settings), clock=clock)) as client:
-        yield Flow(client, clean_db, redis_client)
-
-
-async def _post(client: AppClient, path: str, body: dict | None = None) -> dict:
-    response = await client.post(f"/internal/admin{path}", json=body or {}, headers=ADMIN)
-    assert response.status_code in (200, 201), response.text
-    return response.json()
-
-
-async def _get(client: AppClient, path: str) -> object:
-    response = await client.get(f"/internal/admin{path}", headers=ADMIN)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 async def test_admin_api_needs_the_admin_credential(admin_flow: Flow, flow: Flow) -> None:
@@ -58,11 +31,11 @@ async def test_admin_api_needs_the_admin_credential(admin_flow: Flow, flow: Flow
 
 async def test_school_and_user_created_by_the_admin_can_sign_in(admin_flow: Flow) -> None:
     client = admin_flow.client
-    school = await _post(client, "/schools", {"slug": "north-academy", "name": "North Academy"})
+    school = await admin_post(client, "/schools", {"slug": "north-academy", "name": "North Academy"})
     assert school["slug"] == "north-academy"
     duplicate = await client.post("/internal/admin/schools", json={"slug": "north-academy", "name": "x"}, headers=ADMIN)
     assert duplicate.status_code == 409
-    user = await _post(
+    user = await admin_post(
         client, "/users", {"school": "north-academy", "email": "Teacher@North.test", "name": "T", "role": "lecturer"}
     )
     assert len(user["password"]) >= 16 and user["role"] == "lecturer"
@@ -71,7 +44,7 @@ async def test_school_and_user_created_by_the_admin_can_sign_in(admin_flow: Flow
         reg, {"email": "teacher@north.test", "password": user["password"]}, scope="openid courses:write school:write"
     )
     assert tokens["scope"] == "openid courses:write"  # a lecturer's cap
-    listed = await _get(client, "/users?school=north-academy")
+    listed = await admin_get(client, "/users?school=north-academy")
     assert [u["email"] for u in listed] == ["Teacher@North.test"]
 
 
@@ -94,16 +67,16 @@ async def test_refused_user_creation_stores_nothing(admin_flow: Flow, body: dict
 
 async def test_role_change_and_password_reset(admin_flow: Flow) -> None:
     user = await admin_flow.user("student")
-    changed = await _post(admin_flow.client, f"/users/{user['email']}/role", {"role": "admin"})
+    changed = await admin_post(admin_flow.client, f"/users/{user['email']}/role", {"role": "admin"})
     assert changed["role"] == "admin"
-    reset = await _post(admin_flow.client, f"/users/{user['id']}/reset-password", {})
+    reset = await admin_post(admin_flow.client, f"/users/{user['id']}/reset-password", {})
     assert reset["password"] != PASSWORD
     tokens = await admin_flow.tokens(user={"email": user["email"], "password": reset["password"]}, scope="school:write")
     assert tokens["scope"] == "school:write"
 
 
 async def test_integration_with_https_callback_completes_a_flow_and_remembers_consent(admin_flow: Flow) -> None:
-    integration = await _post(
+    integration = await admin_post(
         admin_flow.client,
         "/integrations",
         {
@@ -155,9 +128,9 @@ async def test_integration_needs_https_callbacks(admin_flow: Flow, uris: list[st
 async def test_clients_listed_shown_disabled_and_deleted(admin_flow: Flow) -> None:
     reg = await admin_flow.register()
     tokens = await admin_flow.tokens(reg)
-    listed = await _get(admin_flow.client, "/clients")
+    listed = await admin_get(admin_flow.client, "/clients")
     assert [c["client_id"] for c in listed] == [reg["client_id"]] and listed[0]["live_grants"] == 1
-    disabled = await _post(admin_flow.client, f"/clients/{reg['client_id']}/disable")
+    disabled = await admin_post(admin_flow.client, f"/clients/{reg['client_id']}/disable")
     assert disabled["disabled"] is True and disabled["grants_ended"] == 1
     assert (
         await admin_flow.client.get(
@@ -174,11 +147,11 @@ async def test_clients_listed_shown_disabled_and_deleted(admin_flow: Flow) -> No
 async def test_grants_listed_and_revoked(admin_flow: Flow) -> None:
     user = await admin_flow.user()
     tokens = await admin_flow.tokens(user=user)
-    grants = await _get(admin_flow.client, f"/grants?user={user['email']}")
+    grants = await admin_get(admin_flow.client, f"/grants?user={user['email']}")
     assert len(grants) == 1
-    await _post(admin_flow.client, f"/grants/{grants[0]['id']}/revoke")
-    assert await _get(admin_flow.client, f"/grants?user={user['email']}") == []
-    assert len(await _get(admin_flow.client, f"/grants?user={user['email']}&all=true")) == 1
+    await admin_post(admin_flow.client, f"/grants/{grants[0]['id']}/revoke")
+    assert await admin_get(admin_flow.client, f"/grants?user={user['email']}") == []
+    assert len(await admin_get(admin_flow.client, f"/grants?user={user['email']}&all=true")) == 1
     refused = await admin_flow.token(
         grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=grants[0]["client_id"]
     )
@@ -186,8 +159,8 @@ async def test_grants_listed_and_revoked(admin_flow: Flow) -> None:
 
 
 async def test_keys_listed_and_rotated(admin_flow: Flow) -> None:
-    before = await _get(admin_flow.client, "/keys")
-    rotated = await _post(admin_flow.client, "/keys/rotate", {"alg": "ES256", "immediate": True})
+    before = await admin_get(admin_flow.client, "/keys")
+    rotated = await admin_post(admin_flow.client, "/keys/rotate", {"alg": "ES256", "immediate": True})
     assert rotated["steps"] == ["ES256:create_next", "ES256:promote_next"]
     active = [k for k in rotated["keys"] if k["alg"] == "ES256" and k["state"] == "active"]
     assert len(active) == 1 and active[0]["kid"] not in {k["kid"] for k in before if k["state"] == "active"}
@@ -199,23 +172,25 @@ async def test_unused_registered_clients_are_pruned(admin_flow: Flow, clock) -> 
     unused = await admin_flow.register()
     used = await admin_flow.register()
     await admin_flow.tokens(used)
-    integration = await _post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
+    integration = await admin_post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
     clock.advance(7 * 86400 + 60)
     await admin_flow.pool.execute("UPDATE authz_clients SET created_at = created_at - interval '8 days'")
     removed = await remove_unused_clients(admin_flow.client.app.state.authz)
     assert removed == [unused["client_id"]]
-    remaining = {c["client_id"] for c in await _get(admin_flow.client, "/clients")}
+    remaining = {c["client_id"] for c in await admin_get(admin_flow.client, "/clients")}
     assert remaining == {used["client_id"], integration["client_id"]}
 
 
 async def test_admin_actions_are_audited_without_secrets(admin_flow: Flow) -> None:
     with structlog.testing.capture_logs() as events:
-        await _post(admin_flow.client, "/schools", {"slug": "audit", "name": "Audit"})
-        user = await _post(
+        await admin_post(admin_flow.client, "/schools", {"slug": "audit", "name": "Audit"})
+        user = await admin_post(
             admin_flow.client, "/users", {"school": "audit", "email": "a@audit.test", "name": "A", "role": "student"}
         )
-        integration = await _post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
-        await _post(admin_flow.client, f"/users/{user['id']}/disable")
+        integration = await admin_post(
+            admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]}
+        )
+        await admin_post(admin_flow.client, f"/users/{user['id']}/disable")
     audited = [e for e in events if e.get("audit")]
     assert [e["event"] for e in audited] == ["school_created", "user_created", "integration_created", "user_disabled"]
     assert all(e["actor"] == "admin" for e in audited)
@@ -227,7 +202,7 @@ async def test_disabled_users_tokens_stop_working_at_the_api(
     authz_settings, database_url, redis_url, clean_db, redis_client, clock
 ) -> None:
     async with api_env(
-        authz_settings=_with_admin(authz_settings),
+        authz_settings=with_admin(authz_settings),
         database_url=database_url,
         redis_url=redis_url,
         pool=clean_db,
@@ -241,7 +216,7 @@ async def test_disabled_users_tokens_stop_working_at_the_api(
         tokens = await env.flow.tokens(await env.flow.register(), user, scope="courses:read")
         bearer = env.bearer(tokens["access_token"])
         assert (await env.api.get("/api/v1/courses", headers=bearer)).status_code == 200
-        await _post(env.flow.client, f"/users/{user['id']}/disable")
+        await admin_post(env.flow.client, f"/users/{user['id']}/disable")
         for _ in range(50):
             if (await env.api.get("/api/v1/courses", headers=bearer)).status_code == 401:
                 break
@@ -249,19 +224,8 @@ async def test_disabled_users_tokens_stop_working_at_the_api(
         assert (await env.api.get("/api/v1/courses", headers=bearer)).status_code == 401
 
 
-def _cli(database_url: str, redis_url: str, kek: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "KEY_ENCRYPTION_KEY": kek}
-    return subprocess.run(
-        [sys.executable, "-m", "courseschool.authz", "admin", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 async def test_command_line_over_the_same_service(database_url, redis_url, kek, admin_flow: Flow) -> None:
-    run = lambda *a: asyncio.to_thread(_cli, database_url, redis_url, kek, *a)  # noqa: E731
+    run = lambda *a: asyncio.to_thread(admin_cli, database_url, redis_url, kek, *a)  # noqa: E731
     made = await run("--json", "schools", "create", "--slug", "cli-school", "--name", "CLI School")
     assert made.returncode == 0, made.stderr
     assert msgspec.json.decode(made.stdout)["slug"] == "cli-school"

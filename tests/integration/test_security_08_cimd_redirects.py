@@ -13,9 +13,9 @@ import pytest
 import structlog
 
 from ..tls import HttpsServer
+from .admin_api import admin_cli
 from .cimd import ADMIN, LOOPBACK, publish
 from .flow import BASE_URL, Flow, pkce_pair, query_of
-from .test_admin import _cli
 
 
 def _publish(server: HttpsServer, path: str, redirect_uris: list[str]) -> str:
@@ -160,7 +160,7 @@ async def test_finding_08_domains_need_the_admin_credential(cimd_flow: Flow) -> 
 
 
 async def test_finding_08_command_line_trusts_lists_and_untrusts(database_url, redis_url, kek, cimd_flow: Flow) -> None:
-    run = lambda *a: asyncio.to_thread(_cli, database_url, redis_url, kek, *a)  # noqa: E731
+    run = lambda *a: asyncio.to_thread(admin_cli, database_url, redis_url, kek, *a)  # noqa: E731
     trusted = await run("--json", "domains", "trust", "Apps.Example.com")
     assert trusted.returncode == 0, trusted.stderr
     assert msgspec.json.decode(trusted.stdout)["host"] == "apps.example.com"

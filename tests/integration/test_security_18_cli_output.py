@@ -12,8 +12,8 @@ import msgspec
 
 from courseschool.authz.storage.clients import PgClientStore
 
+from .admin_api import admin_cli
 from .flow import REDIRECT_URI
-from .test_admin import _cli
 
 # Clear the screen, set the window title, ring the bell, a C1 CSI, then reorder the rest.
 HOSTILE = "Evil\x1b[2J\x1b]0;pwned\x07 \x9b31m red\x7f \u202eMRC\u2066 \u200b\ue000 \u2028next"
@@ -47,7 +47,7 @@ async def stored_client(pool: asyncpg.Pool) -> str:
 async def test_finding_18_text_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
     client_id = await stored_client(clean_db)
     for args in (("clients", "list"), ("clients", "show", client_id), ("clients", "disable", client_id)):
-        done = await asyncio.to_thread(_cli, database_url, redis_url, kek, *args)
+        done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, *args)
         assert done.returncode == 0, done.stderr
         assert hidden_characters(done.stdout) == [], args
         assert "Evil\\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m" in done.stdout  # shown, harmlessly
@@ -57,7 +57,7 @@ async def test_finding_18_text_output_escapes_control_characters(database_url, r
 async def test_finding_18_json_output_escapes_what_json_leaves_raw(database_url, redis_url, kek, clean_db) -> None:
     client_id = await stored_client(clean_db)
     for args in (("--json", "clients", "list"), ("--json", "clients", "show", client_id)):
-        done = await asyncio.to_thread(_cli, database_url, redis_url, kek, *args)
+        done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, *args)
         assert done.returncode == 0, done.stderr
         assert hidden_characters(done.stdout) == [], args
         shown = msgspec.json.decode(done.stdout)
@@ -66,6 +66,6 @@ async def test_finding_18_json_output_escapes_what_json_leaves_raw(database_url,
 
 
 async def test_finding_18_error_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
-    done = await asyncio.to_thread(_cli, database_url, redis_url, kek, "clients", "show", "no\x1b[2Jsuch")
+    done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, "clients", "show", "no\x1b[2Jsuch")
     assert done.returncode == 1
     assert hidden_characters(done.stderr) == [] and "no\\x1b[2Jsuch" in done.stderr
