@@ -119,3 +119,16 @@ async def test_the_discovery_app_serves_it_once_rendered_and_cacheable() -> None
             cached = await http.get("/auth.md", headers={"If-None-Match": etag})
             assert cached.status_code == 304 and cached.content == b""
             assert cached.headers["etag"] == etag
+
+
+def test_the_limits_it_states_are_the_servers_defaults(doc: str) -> None:
+    """The numbers a newcomer reads are the production defaults of the settings."""
+    defaults = AuthzSettings(key_encryption_key="x")
+    per = {"register": defaults.rate("rate_register_per_ip"), "token": defaults.rate("rate_token_per_ip")}
+    assert per["register"].window == 3600 and f"{per['register'].limit} registrations an hour" in doc
+    assert per["token"].window == 60 and f"{per['token'].limit} token-endpoint calls a" in doc
+    client, authorize = defaults.rate("rate_token_per_client"), defaults.rate("rate_authorize_per_ip")
+    assert f"{client.limit} a minute per client" in doc and client.window == 60
+    assert f"{authorize.limit} authorization requests a" in doc and authorize.window == 60
+    login = defaults.rate("rate_login_per_ip")
+    assert f"{login.limit} sign-in\nattempts in {login.window // 60} minutes" in doc
