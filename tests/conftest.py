@@ -21,6 +21,7 @@ TABLES = (
     "authz_login_sessions",
     "authz_clients",
     "authz_trusted_domains",
+    "authz_admin_actions",
     "authz_users",
     "authz_schools",
     "api_files",
