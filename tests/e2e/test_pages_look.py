@@ -631,3 +631,50 @@ async def test_sign_in_and_connected_apps_pages(
     await page.get_by_role("button", name="Remove access").last.click()
     await expect(page.get_by_role("status")).to_contain_text("Access removed")
     await look(page, "apps-removed", width, lowest)
+
+
+# -- step-up, the decision page, sign-out ----------------------------------------------------------
+
+
+@pytest.mark.browser
+async def test_step_up_decision_and_sign_out_pages(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    lowest: dict,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """An app the person allowed asks again for more (the MCP step-up): the page shows what
+    is new apart from what was allowed; with `decision_page=true` a page of ours says what
+    was decided before handing over; then the person signs out."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    email, password = create_person(database_url, redis_url, kek, name="Sam Stepup", role="owner")
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        app = await register(http, meta, callback_server.url, client_name="Step-up CLI")
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await _sign_in(page, email, password)
+    await _approve(platform, callback_server, page, app, scope="openid courses:read")
+
+    more = authorization_request(meta, app, callback_server.url, scope="openid courses:read courses:write")
+    await page.goto(more["url"] + "&decision_page=true")
+    await expect(page.get_by_role("heading", name="New: it also asks to")).to_be_visible()
+    await look(page, "consent-step-up", width, lowest, consent=True)
+    await page.get_by_role("button", name="Allow").click()
+    await expect(page.get_by_role("heading", name="You allowed")).to_be_visible()
+    await page.wait_for_url(f"{callback_server.url}?**", timeout=10_000)  # handed over after a moment
+    await asyncio.to_thread(callback_server.wait)
+
+    await page.goto(f"{platform.base_url}/oauth/logout")
+    await expect(page.get_by_role("heading", name="Sign out of Course School?")).to_be_visible()
+    await look(page, "logout", width, lowest)
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_role("heading", name="You are signed out")).to_be_visible()
+    await look(page, "signed-out", width, lowest)
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
