@@ -7,7 +7,7 @@ One mechanism for every area. For an area whose model is `Course`:
 - `CourseCreate`: the body that creates one (writable collections), where a field with
   a default may be left out;
 - `CoursePatch`: the body that changes one (writable areas), every field optional.
-Descriptions and examples come from the models' `Meta` annotations (areas/models.py).
+Descriptions and examples come from the models' `Meta` annotations (areas/models/).
 """
 
 from __future__ import annotations
