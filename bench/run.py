@@ -57,6 +57,7 @@ from bench.peer import Peer, node_version  # noqa: E402
 from bench.peer import ensure_installed as ensure_peer  # noqa: E402
 from bench.peer import installed_version as installed_peer_version  # noqa: E402
 from bench.sidebyside import SCENARIOS, Side, report, side_by_side  # noqa: E402
+from courseschool.authz.protocol.models import Grant  # noqa: E402
 from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
@@ -120,6 +121,27 @@ async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str 
     return reg, tokens
 
 
+async def pending_grant(
+    grants: PgGrantStore, client_id: str, user_id: str, school_id: str, base: str, code: str, challenge: str, now: int
+) -> Grant:
+    """An approved grant and its unredeemed code, as the consent step writes them."""
+    return await grants.create_with_code(
+        client_id=client_id,
+        user_id=user_id,
+        school_id=school_id,
+        scope="openid courses:read",
+        resource=base,
+        auth_time=now,
+        code=code,
+        redirect_uri=CALLBACK,
+        code_challenge=challenge,
+        nonce=None,
+        code_expires_at=now + 3600,
+        now=now,
+        created_from="127.0.0.1",
+    )
+
+
 async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -> tuple[list[str], list[str]]:
     """Pre-minted single-use authorization codes and refresh tokens, as form bodies."""
     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
@@ -135,20 +157,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
 
     async def one() -> None:
         code, refresh = new_token(), new_token()
-        grant = await grants.create_with_code(
-            client_id=reg["client_id"],
-            user_id=user_id,
-            school_id=school_id,
-            scope="openid courses:read",
-            resource=base,
-            auth_time=now,
-            code=code,
-            redirect_uri=CALLBACK,
-            code_challenge=challenge,
-            nonce=None,
-            code_expires_at=now + 3600,
-            now=now,
-        )
+        grant = await pending_grant(grants, reg["client_id"], user_id, school_id, base, code, challenge, now)
         codes.append(
             urlencode(
                 {
@@ -162,20 +171,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
             )
         )
         other_code = new_token()
-        grant2 = await grants.create_with_code(
-            client_id=reg["client_id"],
-            user_id=user_id,
-            school_id=school_id,
-            scope="openid courses:read",
-            resource=base,
-            auth_time=now,
-            code=other_code,
-            redirect_uri=CALLBACK,
-            code_challenge=challenge,
-            nonce=None,
-            code_expires_at=now + 3600,
-            now=now,
-        )
+        grant2 = await pending_grant(grants, reg["client_id"], user_id, school_id, base, other_code, challenge, now)
         await grants.redeem_code(code=other_code, refresh_token=refresh, scope=grant2.scope, resource=base, now=now)
         refreshes.append(
             urlencode(
@@ -211,20 +207,7 @@ async def mint_public(dsn: str, client_id: str, base: str, kind: str, count: int
 
         async def one() -> str:
             code = new_token()
-            grant = await grants.create_with_code(
-                client_id=client_id,
-                user_id=user_id,
-                school_id=school_id,
-                scope="openid courses:read",
-                resource=base,
-                auth_time=now,
-                code=code,
-                redirect_uri=CALLBACK,
-                code_challenge=challenge,
-                nonce=None,
-                code_expires_at=now + 3600,
-                now=now,
-            )
+            grant = await pending_grant(grants, client_id, user_id, school_id, base, code, challenge, now)
             if kind == "code":
                 return urlencode(
                     {
