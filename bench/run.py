@@ -121,10 +121,29 @@ async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str 
     return reg, tokens
 
 
+_BENCH_USERS = """
+INSERT INTO authz_users (id, school_id, email, email_canonical, email_verified, name, preferred_username, role,
+    password_hash)
+SELECT gen_random_uuid(), o.school_id, e, e, true, 'Bench user', 'bench', 'owner', o.password_hash
+FROM authz_users o, (SELECT 'bench-' || $2 || '-' || g || '@example.test' AS e FROM generate_series(1, $3) g) AS n
+WHERE o.email_canonical = $1
+RETURNING id::text, school_id::text
+"""
+
+
+async def bench_users(pool: asyncpg.Pool, email: str, count: int) -> list[tuple[str, str]]:
+    """`count` new owners of the bench owner's school, one per minted grant: a code exchange
+    replaces the same user's earlier grants of the same client (one lineage per app install
+    and user), so inputs that share a user would end each other."""
+    rows = await pool.fetch(_BENCH_USERS, email, uuid.uuid4().hex[:12], count)
+    return [(r["id"], r["school_id"]) for r in rows]
+
+
 async def pending_grant(
-    grants: PgGrantStore, client_id: str, user_id: str, school_id: str, base: str, code: str, challenge: str, now: int
+    grants: PgGrantStore, client_id: str, user: tuple[str, str], base: str, code: str, challenge: str, now: int
 ) -> Grant:
     """An approved grant and its unredeemed code, as the consent step writes them."""
+    user_id, school_id = user
     return await grants.create_with_code(
         client_id=client_id,
         user_id=user_id,
@@ -146,9 +165,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
     """Pre-minted single-use authorization codes and refresh tokens, as form bodies."""
     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
     grants = PgGrantStore(pool)
-    user_id, school_id = await pool.fetchrow(
-        "SELECT id::text, school_id::text FROM authz_users WHERE email = $1", email
-    )
+    users = iter(await bench_users(pool, email, count * 2))
     verifier = "v" * 64
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
     now = int(time.time())
@@ -157,7 +174,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
 
     async def one() -> None:
         code, refresh = new_token(), new_token()
-        grant = await pending_grant(grants, reg["client_id"], user_id, school_id, base, code, challenge, now)
+        grant = await pending_grant(grants, reg["client_id"], next(users), base, code, challenge, now)
         codes.append(
             urlencode(
                 {
@@ -171,7 +188,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
             )
         )
         other_code = new_token()
-        grant2 = await pending_grant(grants, reg["client_id"], user_id, school_id, base, other_code, challenge, now)
+        grant2 = await pending_grant(grants, reg["client_id"], next(users), base, other_code, challenge, now)
         await grants.redeem_code(code=other_code, refresh_token=refresh, scope=grant2.scope, resource=base, now=now)
         refreshes.append(
             urlencode(
@@ -201,13 +218,11 @@ async def mint_public(dsn: str, client_id: str, base: str, kind: str, count: int
     out: list[str] = []
     async with asyncpg.create_pool(dsn, min_size=1, max_size=8) as pool:
         grants = PgGrantStore(pool)
-        user_id, school_id = await pool.fetchrow(
-            "SELECT id::text, school_id::text FROM authz_users WHERE email = $1", email
-        )
+        users = iter(await bench_users(pool, email, count))
 
         async def one() -> str:
             code = new_token()
-            grant = await pending_grant(grants, client_id, user_id, school_id, base, code, challenge, now)
+            grant = await pending_grant(grants, client_id, next(users), base, code, challenge, now)
             if kind == "code":
                 return urlencode(
                     {
