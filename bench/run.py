@@ -307,6 +307,8 @@ def server_command(server: str, port: int, app: str = "courseschool.platform.asg
             "--port",
             str(port),
             "--no-ws",
+            "--loop",
+            "uvloop",
             "--log-level",
             "warning",
             "--workers",

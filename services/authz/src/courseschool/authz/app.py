@@ -82,6 +82,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             finally:
                 maintenance.cancel()
                 components.passwords.close()
+                await components.client_cache.close()
                 if components.fetcher is not None:
                     await components.fetcher.aclose()
 

@@ -16,16 +16,19 @@ from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
 from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.resource import canonical_resource
+from courseschool.common.row_cache import RowCache
 
 from .keys import SigningKeys
 from .limits import Limits
 from .passwords import PasswordWork
 from .protocol.context import TokenContext
 from .protocol.key_rotation import RotationPolicy
+from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
 from .storage.admin import PgAdminStore
 from .storage.cimd import ClientDirectory, MetadataDocumentFetcher
+from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.consents import PgConsentStore
 from .storage.grants import PgCodeStore, PgGrantStore
@@ -44,6 +47,7 @@ class Components:
     pool: asyncpg.Pool
     redis: aioredis.Redis
     clients: PgClientStore
+    client_cache: RowCache[Client]  # closed with the app
     fetcher: MetadataDocumentFetcher | None
     directory: ClientDirectory  # every lookup of a client by id (both kinds of client)
     trusted_domains: PgTrustedDomainStore  # hosts whose metadata documents may list https callbacks
@@ -68,8 +72,11 @@ class Components:
     def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> Components:
         if not settings.key_encryption_key:
             raise ValueError("KEY_ENCRYPTION_KEY is required")
+        if not settings.database_url:
+            raise ValueError("DATABASE_URL is required")
         kek = decode_kek(settings.key_encryption_key)
-        clients = PgClientStore(pool)
+        client_cache: RowCache[Client] = RowCache(settings.database_url, CLIENT_CHANGES)
+        clients = PgClientStore(pool, client_cache)
         fetcher = MetadataDocumentFetcher(settings, redis) if settings.cimd_enabled else None
         trusted_domains = PgTrustedDomainStore(pool)
         rotation = RotationPolicy(
@@ -92,6 +99,7 @@ class Components:
             pool=pool,
             redis=redis,
             clients=clients,
+            client_cache=client_cache,
             fetcher=fetcher,
             directory=ClientDirectory(clients, fetcher, clock, trusted_domains),
             trusted_domains=trusted_domains,
@@ -100,7 +108,7 @@ class Components:
             codes=PgCodeStore(pool),
             sessions=PgSessionStore(pool),
             consents=PgConsentStore(pool),
-            admin_store=PgAdminStore(pool),
+            admin_store=PgAdminStore(pool, clients),
             interactions=RedisInteractionStore(redis, settings.interaction_ttl),
             keys=SigningKeys(key_store),
             revoker=PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=clock),

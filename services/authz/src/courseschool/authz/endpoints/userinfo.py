@@ -19,13 +19,12 @@ async def userinfo(c: Components, credentials: Credentials, target: ProofTarget)
     await check_sender(
         c.dpop, scheme=credentials.scheme, token=credentials.token, jkt=confirmation_jkt(claims), target=target
     )
-    grant = await c.grants.get(str(claims.get("grant_id", "")))
-    if grant is None or grant.revoked or await c.revoker.access_token_revoked(str(claims["jti"])):
+    holder = await c.grants.access_token_holder(str(claims.get("grant_id", "")), str(claims["jti"]))
+    if holder is None or holder.grant.revoked or holder.token_revoked:
         raise InvalidTokenError("the access token has been revoked")
     scopes = set(str(claims.get("scope", "")).split())
     if "openid" not in scopes:
         raise InsufficientScopeError("the access token was not granted the openid scope", scope="openid")
-    user = await c.users.get(claims["sub"])
-    if user is None or user.disabled:
+    if holder.user.disabled or holder.user.id != claims["sub"]:
         raise InvalidTokenError("the user of this access token is no longer active")
-    return userinfo_claims(user, scopes)
+    return userinfo_claims(holder.user, scopes)

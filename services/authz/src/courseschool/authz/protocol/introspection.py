@@ -50,11 +50,8 @@ async def introspect(form: TokenForm, client: Client, ctx: TokenContext) -> dict
 
 
 async def _access_token(claims: dict[str, Any], ctx: TokenContext) -> dict[str, Any]:
-    grant = await ctx.grants.get(str(claims.get("grant_id", "")))
-    if grant is None or grant.revoked or await ctx.revoker.access_token_revoked(str(claims["jti"])):
-        return INACTIVE
-    user = await ctx.users.get(grant.user_id)
-    if user is None or user.disabled:
+    holder = await ctx.grants.access_token_holder(str(claims.get("grant_id", "")), str(claims["jti"]))
+    if holder is None or not holder.live:
         return INACTIVE
     out = {"active": True, "token_type": DPOP if "cnf" in claims else "Bearer"}
     out.update({k: claims[k] for k in _ACCESS_CLAIMS if k in claims})

@@ -80,6 +80,19 @@ class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):
     successor_live: bool  # the token it was rotated into is still unused
 
 
+class AccessTokenHolder(msgspec.Struct, frozen=True, kw_only=True):
+    """What an access token stands for now, read in one round trip: its grant, the
+    grant's user, and whether the token itself was revoked (RFC 7009)."""
+
+    grant: Grant
+    user: User
+    token_revoked: bool
+
+    @property
+    def live(self) -> bool:
+        return not (self.grant.revoked or self.token_revoked or self.user.disabled)
+
+
 class TokenResponse(msgspec.Struct, frozen=True, omit_defaults=True):
     """RFC 6749 §5.1 field names exactly; `id_token` per OIDC Core §3.1.3.3."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Protocol
 
-from .models import AuthorizationCode, Client, Grant, RefreshToken, User
+from .models import AccessTokenHolder, AuthorizationCode, Client, Grant, RefreshToken, User
 
 
 class ClientStore(Protocol):
@@ -28,6 +28,10 @@ class Rotation(Enum):
 
 class GrantStore(Protocol):
     async def get(self, grant_id: str) -> Grant | None: ...
+
+    async def access_token_holder(self, grant_id: str, jti: str) -> AccessTokenHolder | None:
+        """The grant an access token was issued under, its user, and whether the token
+        (`jti`) was revoked on its own; None for an unknown grant."""
 
     async def get_refresh_token(self, token: str) -> RefreshToken | None: ...
 
@@ -62,8 +66,6 @@ class Revoker(Protocol):
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None: ...
 
     async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None: ...
-
-    async def access_token_revoked(self, jti: str) -> bool: ...
 
 
 class AccessTokenVerifier(Protocol):

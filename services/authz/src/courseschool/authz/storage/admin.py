@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 
 from ..protocol.emails import canonical_email
+from .clients import PgClientStore
 
 _SCHOOLS = "SELECT id::text, slug, name, created_at FROM authz_schools ORDER BY slug"
 _SCHOOL = "SELECT id::text, slug, name, created_at FROM authz_schools WHERE slug = $1 OR id::text = $1"
@@ -83,8 +84,9 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 
 
 class PgAdminStore:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, clients: PgClientStore) -> None:
         self._pool = pool
+        self._clients = clients  # told of the client rows changed here (its cache)
 
     async def record_action(
         self,
@@ -145,12 +147,18 @@ class PgAdminStore:
 
     async def disable_client(self, client_id: str) -> None:
         await self._pool.execute(_DISABLE_CLIENT, client_id)
+        self._clients.changed(client_id)
 
     async def delete_client(self, client_id: str) -> bool:
-        return (await self._pool.execute(_DELETE_CLIENT, client_id)).endswith(" 1")
+        deleted = (await self._pool.execute(_DELETE_CLIENT, client_id)).endswith(" 1")
+        self._clients.changed(client_id)
+        return deleted
 
     async def delete_unused_clients(self, *, older_than: int) -> list[str]:
-        return [r["client_id"] for r in await self._pool.fetch(_DELETE_UNUSED, older_than)]
+        removed = [r["client_id"] for r in await self._pool.fetch(_DELETE_UNUSED, older_than)]
+        for client_id in removed:
+            self._clients.changed(client_id)
+        return removed
 
     async def grants(self, *, user: str | None, client: str | None, include_revoked: bool) -> list[dict[str, Any]]:
         by_email = canonical_email(user) if user is not None else None

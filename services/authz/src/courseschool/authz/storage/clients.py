@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from courseschool.common.row_cache import RowCache
 from courseschool.common.secrets import digest
 
 from ..protocol.models import Client
@@ -66,13 +67,31 @@ def _row(row: asyncpg.Record) -> Client:
     return Client(**dict(row))
 
 
+# Every change of a row is announced on this channel (migration 0011's trigger).
+CHANGES = "authz_clients"
+
+
 class PgClientStore:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    """Clients by id, each kept in memory once read when a `RowCache` on `CHANGES` is
+    given (every token request authenticates its client: a round trip saved each)."""
+
+    def __init__(self, pool: asyncpg.Pool, cache: RowCache[Client] | None = None) -> None:
         self._pool = pool
+        self._cache = cache
 
     async def get(self, client_id: str) -> Client | None:
+        if self._cache is None:
+            return await self._read(client_id)
+        return await self._cache.get(client_id, self._read)
+
+    async def _read(self, client_id: str) -> Client | None:
         row = await self._pool.fetchrow(_GET, client_id)
         return _row(row) if row else None
+
+    def changed(self, client_id: str) -> None:
+        """A row this process wrote (here or in the admin store): its copy goes now."""
+        if self._cache is not None:
+            self._cache.forget(client_id)
 
     async def integration_names(self) -> list[str]:
         """The names of administrator-made clients (disabled ones too): a few rows."""
@@ -92,11 +111,13 @@ class PgClientStore:
             client.id_token_signed_response_alg,
             client.verified_origin,
         )
+        self.changed(client.client_id)
         return _row(row) if row else None
 
     async def ensure_service_client(self, *, client_id: str, secret: str, name: str) -> None:
         """Register (or re-key) a resource server's introspection client; idempotent."""
         await self._pool.execute(_UPSERT_SERVICE_CLIENT, client_id, name, digest(secret))
+        self.changed(client_id)
 
     async def create(
         self,
@@ -155,4 +176,5 @@ class PgClientStore:
             meta.id_token_signed_response_alg,
             meta.dpop_bound_access_tokens,
         )
+        self.changed(client_id)
         return _row(row) if row else None

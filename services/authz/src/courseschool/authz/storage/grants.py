@@ -14,15 +14,31 @@ import msgspec
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AuthorizationCode, Grant, RefreshToken
+from ..protocol.models import AccessTokenHolder, AuthorizationCode, Grant, RefreshToken
 from ..protocol.ports import Rotation
 from .users import user_columns, user_from
 
-_GRANT_COLUMNS = """id::text, client_id, user_id::text, school_id::text, scope, resource,
-    extract(epoch FROM auth_time)::bigint AS auth_time,
-    extract(epoch FROM created_at)::bigint AS created_at, revoked_at IS NOT NULL AS revoked, dpop_jkt"""
+
+def _grant_columns(table: str = "") -> str:
+    """The select list a `Grant` is read from (`table` qualifies the columns)."""
+    t = f"{table}." if table else ""
+    return f"""{t}id::text AS id, {t}client_id, {t}user_id::text AS user_id, {t}school_id::text AS school_id,
+    {t}scope, {t}resource, extract(epoch FROM {t}auth_time)::bigint AS auth_time,
+    extract(epoch FROM {t}created_at)::bigint AS created_at, {t}revoked_at IS NOT NULL AS revoked, {t}dpop_jkt"""
+
+
+_GRANT_COLUMNS = _grant_columns()
 
 _GET_GRANT = f"SELECT {_GRANT_COLUMNS} FROM authz_grants WHERE id = $1"
+# Introspection and UserInfo: the grant, its user and the token's own revocation in one
+# round trip (three lookups before).
+_GET_HOLDER = f"""
+SELECT {_grant_columns("g")},
+       EXISTS (SELECT 1 FROM authz_revoked_access_tokens r WHERE r.jti = $2) AS token_revoked,
+       {user_columns("u", "u_")}
+FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
+WHERE g.id = $1
+"""
 _INSERT_GRANT = f"""
 INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at, created_from)
 VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9)
@@ -163,6 +179,17 @@ class PgGrantStore:
             return None
         row = await self._pool.fetchrow(_GET_GRANT, gid)
         return Grant(**dict(row)) if row else None
+
+    async def access_token_holder(self, grant_id: str, jti: str) -> AccessTokenHolder | None:
+        try:
+            gid = uuid.UUID(grant_id)
+        except ValueError:
+            return None
+        row = await self._pool.fetchrow(_GET_HOLDER, gid, jti)
+        if row is None:
+            return None
+        grant = Grant(**{f: row[f] for f in Grant.__struct_fields__})
+        return AccessTokenHolder(grant=grant, user=user_from(row, "u_"), token_revoked=row["token_revoked"])
 
     async def create_with_code(
         self,

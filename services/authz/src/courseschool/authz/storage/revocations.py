@@ -39,7 +39,6 @@ _REVOKE_JTI = """
 INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at) VALUES ($1, $2, to_timestamp($3))
 ON CONFLICT (jti) DO NOTHING
 """
-_JTI_REVOKED = "SELECT EXISTS (SELECT 1 FROM authz_revoked_access_tokens WHERE jti = $1)"
 _RECENT_GRANTS = "SELECT id::text FROM authz_grants WHERE revoked_at > now() - make_interval(secs => $1)"
 _LIVE_JTIS = "SELECT jti FROM authz_revoked_access_tokens WHERE expires_at > now() - interval '5 minutes'"
 
@@ -71,9 +70,6 @@ class PgRedisRevoker:
         audit("access_token_revoked", actor="client", grant_id=grant_id, jti=jti)
         ttl = max(1, expires_at - self._clock.now() + 120)
         await self._publish(jti_key(jti), ttl, RevocationEvent(jti=jti))
-
-    async def access_token_revoked(self, jti: str) -> bool:
-        return bool(await self._pool.fetchval(_JTI_REVOKED, jti))
 
     async def current(self) -> dict[str, list[str]]:
         """What a resource server must refuse now: grants revoked recently enough that

@@ -1,0 +1,219 @@
+"""Where the token path's time goes on the production server: the all-in-one process on
+granian (one worker, core 0, LOG_LEVEL=info) under wrk load (core 1) on one scenario
+while py-spy samples the worker, then the functions that hold the most samples,
+inclusive and self, printed as a table. The first step of any work on speed: the
+bench says how fast, this says why.
+
+Usage: python bench/hotspots.py [introspection|refresh|code|read] [--seconds 10]
+(needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/run.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import run as B  # noqa: E402
+from bench.harness import LOAD_CORE, free_port, pinned, start, stop  # noqa: E402
+
+
+def _worker(pid: int) -> int:
+    """granian's worker: the server process's child (the process itself with no child)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return int(children[0]) if children else pid
+
+
+def _top(collapsed: Path, limit: int) -> list[str]:
+    """Inclusive and self sample shares per function from py-spy's collapsed stacks."""
+    inclusive: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        for frame in set(frames):
+            inclusive[frame] += n
+        own[frames[-1]] += n
+    out = [f"{total} samples", "", "| inclusive % | self % | function |", "|---:|---:|---|"]
+    for frame, n in inclusive.most_common(limit):
+        out.append(f"| {100 * n / total:.1f} | {100 * own[frame] / total:.1f} | {frame} |")
+    out += ["", "Most self time:", "", "| self % | function |", "|---:|---|"]
+    for frame, n in own.most_common(limit):
+        out.append(f"| {100 * n / total:.1f} | {frame} |")
+    return out
+
+
+async def _in_process(dsn: str, base: str, url: str, wrk_env: dict[str, str], scenario: str) -> str:
+    """The same requests through the ASGI app in this process, one at a time, under
+    cProfile: exact call counts and our own functions' cost, without the server."""
+    import cProfile
+    import io
+    import pstats
+
+    from courseschool.common.asgi import AppLifespan
+    from courseschool.platform.app import build
+
+    app = build(
+        {
+            "base_url": base,
+            "database_url": dsn,
+            "redis_url": B.REDIS,
+            "key_encryption_key": B.KEK,
+            "internal_token": B.INTERNAL,
+            "rs_client_id": B.RS_CLIENT_ID,
+            "rs_client_secret": B.RS_SECRET,
+            "rate_token_per_ip": "1000000/60",
+            "rate_token_per_client": "1000000/60",
+        }
+    )
+    path = url.removeprefix(base)
+    if scenario == "introspection":
+        bodies = [Path(wrk_env["BODY_FILE"]).read_text().strip()] * 2000
+    elif scenario == "refresh":
+        tokens = Path(wrk_env["TOKENS_FILE"]).read_text().split()
+        bodies = [
+            urlencode({"grant_type": "refresh_token", "refresh_token": t, "client_id": wrk_env["CLIENT_ID"]})
+            for t in tokens
+        ]
+    else:
+        bodies = Path(wrk_env["BODIES_FILE"]).read_text().split()[:2000]
+    statuses: collections.Counter[int] = collections.Counter()
+
+    async def call(body: str) -> None:
+        async def receive() -> dict[str, object]:
+            return {"type": "http.request", "body": body.encode(), "more_body": False}
+
+        async def send(message: dict[str, object]) -> None:
+            if message["type"] == "http.response.start":
+                statuses[int(message["status"])] += 1  # type: ignore[call-overload]
+
+        await app(
+            {
+                "type": "http",
+                "asgi": {"version": "3.0"},
+                "http_version": "1.1",
+                "method": "POST",
+                "scheme": "http",
+                "path": path,
+                "raw_path": path.encode(),
+                "query_string": b"",
+                "root_path": "",
+                "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/x-www-form-urlencoded")],
+                "client": ("127.0.0.1", 5000),
+                "server": ("127.0.0.1", 8000),
+            },
+            receive,
+            send,
+        )
+
+    async with AppLifespan(app):
+        for body in bodies[:50]:
+            await call(body)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for body in bodies[50:]:
+            await call(body)
+        profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+    return f"statuses {dict(statuses)}\n" + out.getvalue()
+
+
+async def profile(scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="cs-profile-"))
+    from courseschool.platform.__main__ import prepare
+
+    async with B.scratch_database("profile") as dsn:
+        await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        env = B.platform_env(dsn, B.REDIS, port, "jwt", tmp / "data")
+        process = start(B.server_command("granian", port), env, f"{base}/readyz", tmp / "server.log")
+        try:
+            _reg, tokens = await B.owner_tokens(base, "openid courses:read")
+            client_id = await B.register_public(base)
+            script, url, wrk_env = None, "", {}
+            if scenario == "introspection":
+                body = tmp / "body.txt"
+                body.write_text(
+                    urlencode(
+                        {"token": tokens["access_token"], "client_id": B.RS_CLIENT_ID, "client_secret": B.RS_SECRET}
+                    )
+                    + "\n"
+                )
+                script, url, wrk_env = "introspect.lua", f"{base}/api/oauth/introspect", {"BODY_FILE": str(body)}
+            elif scenario == "refresh":
+                lines = await B.mint_public(dsn, client_id, base, "refresh", 256)
+                (tmp / "refresh.txt").write_text("\n".join(lines) + "\n")
+                script, url = "refresh.lua", f"{base}/api/oauth/token"
+                wrk_env = {"TOKENS_FILE": str(tmp / "refresh.txt"), "CLIENT_ID": client_id}
+            elif scenario == "code":
+                lines = await B.mint_public(dsn, client_id, base, "code", 1500 * seconds)
+                (tmp / "codes.txt").write_text("\n".join(lines) + "\n")
+                script, url, wrk_env = "once.lua", f"{base}/api/oauth/token", {"BODIES_FILE": str(tmp / "codes.txt")}
+            else:
+                script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true"
+                wrk_env = {"ACCESS_TOKEN": tokens["access_token"]}
+            if in_process:
+                return await _in_process(dsn, base, url, wrk_env, scenario)
+            collapsed = tmp / "stacks.txt"
+            spy = subprocess.Popen(
+                [
+                    str(Path(sys.executable).with_name("py-spy")),
+                    "record",
+                    "--pid",
+                    str(_worker(process.pid)),
+                    "--duration",
+                    str(seconds),
+                    "--rate",
+                    "250",
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(collapsed),
+                    "--nonblocking",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            cmd = ["wrk", "-t1", "-c32", f"-d{seconds}s", "-s", str(ROOT / "bench" / "lua" / script), url]
+            done = subprocess.run(
+                pinned(cmd, LOAD_CORE), capture_output=True, text=True, env={**os.environ, **wrk_env}, check=False
+            )
+            spy.wait(seconds + 30)
+            print(done.stdout)
+            if keep is not None:
+                shutil.copy(collapsed, keep)
+            return "\n".join(_top(collapsed, limit))
+        finally:
+            stop(process)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", choices=["introspection", "refresh", "code", "read"])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--limit", type=int, default=40)
+    parser.add_argument("--in-process", action="store_true", help="cProfile the ASGI app in this process instead")
+    parser.add_argument("--keep", type=Path, help="also write py-spy's collapsed stacks here (for a flame graph)")
+    args = parser.parse_args()
+    print(asyncio.run(profile(args.scenario, args.seconds, args.limit, args.keep, args.in_process)))
+
+
+if __name__ == "__main__":
+    main()
