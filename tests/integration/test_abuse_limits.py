@@ -12,7 +12,7 @@ import pytest
 
 from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
-from courseschool.common.ratelimit import Lockout, RateLimiter, parse_rate
+from courseschool.common.ratelimit import LEASE_SHARE, Lockout, RateLimiter, parse_rate
 
 from .conftest import serve
 from .flow import Flow, pkce_pair
@@ -133,7 +133,7 @@ async def test_window_counters_expire_with_their_window(redis_client) -> None:
     """Each window's counter carries a TTL from its first hit, and later hits keep it:
     nothing a limiter writes stays in Redis for good."""
     limiter = RateLimiter(redis_client, "expiry")
-    rate = parse_rate("100/60", "test")
+    rate = parse_rate("40/60", "test")  # below LEASE_SHARE: one event per round trip
     await limiter.hit("caller", rate)
     (key,) = [k async for k in redis_client.scan_iter(match="expiry:caller:*")]
     first = await redis_client.ttl(key)
@@ -142,6 +142,46 @@ async def test_window_counters_expire_with_their_window(redis_client) -> None:
         await limiter.hit("caller", rate)
     assert int(await redis_client.get(key)) == 4
     assert 0 < await redis_client.ttl(key) <= first
+
+
+async def test_a_busy_key_takes_its_events_in_leases(redis_client) -> None:
+    """A process takes 1/LEASE_SHARE of a window's limit per round trip: a hundred
+    events under a limit of 1000 are five leases of twenty in Redis."""
+    limiter = RateLimiter(redis_client, "lease")
+    rate = parse_rate("1000/60", "test")
+    assert 1000 // LEASE_SHARE == 20
+    assert all([(await limiter.hit("busy", rate)).allowed for _ in range(100)])
+    (key,) = [k async for k in redis_client.scan_iter(match="lease:busy:*")]
+    assert int(await redis_client.get(key)) == 100
+    await limiter.hit("busy", rate)  # the 101st takes the sixth lease
+    assert int(await redis_client.get(key)) == 120
+
+
+async def test_leases_of_several_processes_never_pass_the_limit_together(redis_client) -> None:
+    """Two processes (two limiters on one Redis) on one key: together they admit exactly
+    the limit, the last lease cut to what was left, and refuse from then on."""
+    prefix = f"shared-{uuid.uuid4().hex[:8]}"
+    one, two = RateLimiter(redis_client, prefix), RateLimiter(redis_client, prefix)
+    rate = parse_rate("101/60", "test")  # leases of two: the last one has a single event left
+    admitted = 0
+    for _ in range(80):
+        for limiter in (one, two):
+            admitted += (await limiter.hit("key", rate)).allowed
+    assert admitted == 101
+    refused = await one.hit("key", rate)
+    assert not refused.allowed and 0 < refused.retry_after <= 60
+
+
+async def test_a_refused_key_spends_no_lease_of_the_keys_after_it(redis_client) -> None:
+    """Order holds with leases: the per-address limit refuses, so the per-client lease
+    already held is not spent (the client's requests from elsewhere keep it)."""
+    limiter = RateLimiter(redis_client, f"order-{uuid.uuid4().hex[:8]}")
+    address, client = parse_rate("1/60", "address"), parse_rate("100/60", "client")
+    assert (await limiter.hit("ip-1", address, ("app", client))).allowed  # the client's lease: 2, one spent
+    assert not (await limiter.hit("ip-1", address, ("app", client))).allowed
+    assert (await limiter.hit("ip-2", address, ("app", client))).allowed  # the lease's second event
+    (key,) = [k async for k in redis_client.scan_iter(match=f"{limiter._prefix}:app:*")]
+    assert int(await redis_client.get(key)) == 2
 
 
 @pytest.mark.parametrize("reachable", [True, False], ids=["redis", "memory-fallback"])

@@ -250,6 +250,18 @@ async def test_published_and_updated_since_filters(jwt_env: ApiEnv) -> None:
     assert future == []
 
 
+async def test_a_new_item_was_updated_when_it_was_created(jwt_env: ApiEnv) -> None:
+    """Both stamps of a created item are one instant (they once came from two clock
+    readings, a microsecond apart now and then)."""
+    env = jwt_env
+    spec = BY_NAME["courses"]
+    writer = await env.token("courses:write")
+    for n in range(40):
+        created = await env.api.post("/api/v1/courses", json=sample(spec, n), headers=env.bearer(writer))
+        assert created.status_code == 201, created.text
+        assert created.json()["created_at"] == created.json()["updated_at"]
+
+
 # -- validation ---------------------------------------------------------------------------
 
 

@@ -61,17 +61,13 @@ def make_grant(**overrides: Any) -> Grant:
 
 
 def make_code(**overrides: Any) -> AuthorizationCode:
+    """A code of `make_grant()`'s grant and `make_user()`'s user (override `grant`, `user`)."""
     fields: dict[str, Any] = {
-        "grant_id": "grant-1",
-        "client_id": "client-1",
-        "user_id": "user-1",
-        "school_id": "school-1",
+        "grant": make_grant(),
+        "user": make_user(),
         "redirect_uri": LOOPBACK_CB,
         "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-        "scope": "openid courses:read",
-        "resource": "http://127.0.0.1:8000",
         "nonce": "n-0S6_WzA2Mj",
-        "auth_time": 1_700_000_000,
         "expires_at": 1_700_000_060,
         "consumed": False,
     }

@@ -39,41 +39,74 @@ class Decision(msgspec.Struct, frozen=True):
     retry_after: int = 0
 
 
-# Count one event under each key in order, setting each window's expiry on its first
-# hit; stop at the first key whose limit is passed (the keys after it are not counted)
-# and return its position, or 0. One atomic round trip whatever the number of keys (a
-# MULTI/EXEC pipeline per key cost several times the client-side work, see
-# bench/RESULTS.md). ARGV holds (limit, ttl) per key.
-_HIT = """
+# Take up to ARGV[3i] events of each key's window, in order, setting the window's expiry
+# on its first count; stop at the first key whose window has nothing left and return its
+# position (0: none refused) followed by what each key before it was given. One atomic
+# round trip whatever the number of keys. ARGV holds (limit, ttl, wanted) per key.
+_TAKE = """
+local given = {}
 for i, key in ipairs(KEYS) do
-  local count = redis.call('INCR', key)
-  if count == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
-  if count > tonumber(ARGV[2 * i - 1]) then return i end
+  local limit, wanted = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i])
+  local after = redis.call('INCRBY', key, wanted)
+  if after == wanted then redis.call('EXPIRE', key, ARGV[3 * i - 1]) end
+  local before = after - wanted
+  if before >= limit then
+    table.insert(given, 1, i)
+    return given
+  end
+  given[i] = math.min(wanted, limit - before)
 end
-return 0
+table.insert(given, 1, 0)
+return given
 """
+
+# A process takes a window's events from Redis in leases of 1/LEASE_SHARE of the limit
+# (at least one) and spends them locally: a busy key costs one round trip per lease, not
+# per request. The window's total can never pass the limit (a lease is counted when
+# taken); what a process leaves unspent when the window ends is lost, at most
+# 1/LEASE_SHARE of the limit per process and key.
+LEASE_SHARE = 50
 
 
 class RateLimiter:
     def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count)
-        self._script = redis.register_script(_HIT)
+        self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count), Redis unreachable
+        self._leases: dict[str, tuple[float, int]] = {}  # window's key -> (window end, events left)
+        self._script = redis.register_script(_TAKE)
 
     async def hit(self, key: str, rate: Rate, *more: tuple[str, Rate]) -> Decision:
         """Count one event under `key` (and each further key, in order); refuse it at the
-        first whose window's limit is passed."""
+        first whose window's limit is passed (the keys after it are not counted)."""
         now = time.time()
         keyed = [(f"{self._prefix}:{k}:{int(now // r.window)}", r) for k, r in ((key, rate), *more)]
-        try:
-            refused = int(
-                await self._script(
-                    keys=[k for k, _ in keyed], args=[v for _, r in keyed for v in (r.limit, r.window + 1)]
-                )
-            )
-        except (redis.exceptions.RedisError, OSError):
-            refused = self._local_hits(keyed, now)
+        short = [i for i, (k, _) in enumerate(keyed) if self._leases.get(k, (0.0, 0))[1] <= 0]
+        refused = 0
+        if short:
+            try:
+                refused = await self._take([keyed[i] for i in short], short, now)
+            except (redis.exceptions.RedisError, OSError):
+                return self._decision(keyed, self._local_hits(keyed, now), now)
+        for k, _ in keyed[: refused - 1 if refused else None]:
+            end, left = self._leases[k]
+            self._leases[k] = (end, left - 1)
+        return self._decision(keyed, refused, now)
+
+    async def _take(self, wanted: list[tuple[str, Rate]], positions: list[int], now: float) -> int:
+        """Lease events for the keys without any left; the position (from 1) in the whole
+        list of the key refused, or 0."""
+        args = [v for _, r in wanted for v in (r.limit, r.window + 1, max(1, r.limit // LEASE_SHARE))]
+        answer = [int(x) for x in await self._script(keys=[k for k, _ in wanted], args=args)]
+        refused, given = answer[0], answer[1:]
+        if len(self._leases) > 50_000:
+            self._leases = {k: v for k, v in self._leases.items() if v[0] > now}
+        for (k, r), count in zip(wanted, given, strict=False):
+            self._leases[k] = ((int(now // r.window) + 1) * r.window, count)
+        return positions[refused - 1] + 1 if refused else 0
+
+    @staticmethod
+    def _decision(keyed: list[tuple[str, Rate]], refused: int, now: float) -> Decision:
         if not refused:
             return Decision(allowed=True)
         limit = keyed[refused - 1][1]

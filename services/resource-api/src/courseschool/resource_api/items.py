@@ -28,9 +28,11 @@ ORDER BY created_at, id
 LIMIT $7
 """
 _GET = f"SELECT {_ITEM_COLUMNS} FROM api_items WHERE id = $1 AND area = $2"
+# One instant for both stamps (two clock_timestamp() defaults may differ by a microsecond):
+# a new item's updated_at equals its created_at.
 _INSERT = f"""
-INSERT INTO api_items (id, school_id, area, unique_key, published, data)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO api_items (id, school_id, area, unique_key, published, data, created_at, updated_at)
+SELECT $1, $2, $3, $4, $5, $6, t, t FROM clock_timestamp() AS t
 RETURNING {_ITEM_COLUMNS}
 """
 _UPDATE = f"""

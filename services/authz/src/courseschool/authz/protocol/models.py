@@ -40,22 +40,6 @@ class User(msgspec.Struct, frozen=True, kw_only=True):
     disabled: bool = False
 
 
-class AuthorizationCode(msgspec.Struct, frozen=True, kw_only=True):
-    grant_id: str
-    client_id: str
-    user_id: str
-    school_id: str
-    redirect_uri: str
-    code_challenge: str
-    scope: str
-    resource: str
-    nonce: str | None
-    auth_time: int
-    expires_at: int
-    consumed: bool
-    dpop_jkt: str | None = None  # RFC 9449 §10: the key the exchange must prove
-
-
 class Grant(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     client_id: str
@@ -67,6 +51,17 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
     created_at: int
     revoked: bool
     dpop_jkt: str | None = None  # RFC 9449 §5: the key its refresh tokens are bound to
+
+
+class AuthorizationCode(msgspec.Struct, frozen=True, kw_only=True):
+    grant: Grant  # the approval the code stands for (its client, user, scope, resource)
+    user: User  # the grant's user as it is now, read with the code (one round trip)
+    redirect_uri: str
+    code_challenge: str
+    nonce: str | None
+    expires_at: int
+    consumed: bool
+    dpop_jkt: str | None = None  # RFC 9449 §10: the key the exchange must prove
 
 
 class RefreshToken(msgspec.Struct, frozen=True, kw_only=True):

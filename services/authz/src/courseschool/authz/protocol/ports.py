@@ -48,16 +48,14 @@ class GrantStore(Protocol):
         resource: str,
         now: int,
         dpop_jkt: str | None = None,
-    ) -> bool:
+    ) -> list[str] | None:
         """Consume the code atomically, recording the first refresh token (and the DPoP
-        key the grant's refresh tokens are bound to) in the same transaction; False when
-        the code was used already."""
+        key the grant's refresh tokens are bound to) in the same transaction; None when
+        the code was used already, else the other live grants of the same user and
+        client made before the code's (the new approval replaces them)."""
 
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         """Bind an unbound grant's refresh tokens to `jkt`; the key bound afterwards."""
-
-    async def earlier_live_grants(self, grant: Grant) -> list[str]:
-        """The other live grants of the same user and client, made before `grant`."""
 
 
 class Revoker(Protocol):

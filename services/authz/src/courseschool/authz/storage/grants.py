@@ -29,6 +29,11 @@ def _grant_columns(table: str = "") -> str:
 
 _GRANT_COLUMNS = _grant_columns()
 
+
+def _grant_from(row: asyncpg.Record) -> Grant:
+    return Grant(**{name: row[name] for name in Grant.__struct_fields__})
+
+
 _GET_GRANT = f"SELECT {_GRANT_COLUMNS} FROM authz_grants WHERE id = $1"
 # Introspection and UserInfo: the grant, its user and the token's own revocation in one
 # round trip (three lookups before).
@@ -48,13 +53,12 @@ _INSERT_CODE = """
 INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at, dpop_jkt)
 VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7)
 """
-_GET_CODE = """
-SELECT g.id::text AS grant_id, g.client_id, g.user_id::text, g.school_id::text, c.redirect_uri,
-       c.code_challenge, g.scope, g.resource, c.nonce,
-       extract(epoch FROM g.auth_time)::bigint AS auth_time,
+_GET_CODE = f"""
+SELECT {_grant_columns("g")}, c.redirect_uri, c.code_challenge, c.nonce,
        extract(epoch FROM c.expires_at)::bigint AS expires_at,
-       c.consumed_at IS NOT NULL AS consumed, c.dpop_jkt
-FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id
+       c.consumed_at IS NOT NULL AS consumed, c.dpop_jkt AS code_dpop_jkt,
+       {user_columns("u", "u_")}
+FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id JOIN authz_users u ON u.id = g.user_id
 WHERE c.code_hash = $1
 """
 # One statement, so atomic without a transaction (one round trip): the code is
@@ -62,7 +66,8 @@ WHERE c.code_hash = $1
 # it happens. The grant row is touched only after the code row (through `consumed`),
 # as the refresh token's foreign-key check already does; nothing locks a grant and
 # then its code except deleting a client, whose cascade the foreign key faces anyway.
-# When a DPoP key is bound at /authorize, the grant is bound to it in the same statement.
+# When a DPoP key is bound at /authorize, the grant is bound to it in the same statement,
+# which also names the user's earlier live grants of the same client (to be replaced).
 _REDEEM_CODE = """
 WITH consumed AS (
     UPDATE authz_codes SET consumed_at = now()
@@ -74,8 +79,12 @@ WITH consumed AS (
 ), used AS (
     UPDATE authz_grants SET last_used_at = to_timestamp($5), dpop_jkt = COALESCE($6::text, dpop_jkt)
     WHERE id IN (SELECT grant_id FROM consumed)
+    RETURNING id, user_id, client_id, created_at
 )
-SELECT EXISTS (SELECT 1 FROM consumed)
+SELECT EXISTS (SELECT 1 FROM consumed) AS consumed,
+       ARRAY(SELECT e.id::text FROM authz_grants e JOIN used u
+             ON e.user_id = u.user_id AND e.client_id = u.client_id AND e.id <> u.id
+             WHERE e.revoked_at IS NULL AND e.created_at <= u.created_at) AS earlier
 """
 # What a user has let a client do so far: whether any grant was ever made, and the
 # scopes of the live ones (the consent page tells what is new).
@@ -87,10 +96,6 @@ FROM authz_grants WHERE user_id = $1 AND client_id = $2
 # binds it; the key bound (this one, or one bound a moment earlier) is returned.
 _BIND_DPOP_KEY = """
 UPDATE authz_grants SET dpop_jkt = COALESCE(dpop_jkt, $2) WHERE id = $1 RETURNING dpop_jkt
-"""
-_EARLIER_LIVE = """
-SELECT id::text FROM authz_grants
-WHERE user_id = $1 AND client_id = $2 AND id <> $3 AND revoked_at IS NULL AND created_at <= to_timestamp($4)
 """
 _GET_REFRESH = f"""
 SELECT g.id::text, g.client_id, g.user_id::text, g.school_id::text, g.scope AS grant_scope,
@@ -178,7 +183,7 @@ class PgGrantStore:
         except ValueError:
             return None
         row = await self._pool.fetchrow(_GET_GRANT, gid)
-        return Grant(**dict(row)) if row else None
+        return _grant_from(row) if row else None
 
     async def access_token_holder(self, grant_id: str, jti: str) -> AccessTokenHolder | None:
         try:
@@ -188,8 +193,7 @@ class PgGrantStore:
         row = await self._pool.fetchrow(_GET_HOLDER, gid, jti)
         if row is None:
             return None
-        grant = Grant(**{f: row[f] for f in Grant.__struct_fields__})
-        return AccessTokenHolder(grant=grant, user=user_from(row, "u_"), token_revoked=row["token_revoked"])
+        return AccessTokenHolder(grant=_grant_from(row), user=user_from(row, "u_"), token_revoked=row["token_revoked"])
 
     async def create_with_code(
         self,
@@ -232,18 +236,12 @@ class PgGrantStore:
                 code_expires_at,
                 dpop_jkt,
             )
-        return Grant(**dict(row))
+        return _grant_from(row)
 
     async def allowed_before(self, *, user_id: str, client_id: str) -> tuple[bool, set[str]]:
         """(whether the user ever approved the client, the scopes of their live grants)."""
         row = await self._pool.fetchrow(_ALLOWED_BEFORE, uuid.UUID(user_id), client_id)
         return bool(row["seen"]), set((row["live"] or "").split())
-
-    async def earlier_live_grants(self, grant: Grant) -> list[str]:
-        rows = await self._pool.fetch(
-            _EARLIER_LIVE, uuid.UUID(grant.user_id), grant.client_id, uuid.UUID(grant.id), grant.created_at
-        )
-        return [r["id"] for r in rows]
 
     async def held_by(
         self, user_id: str, *, now: int, refresh_idle_ttl: int, refresh_absolute_ttl: int, access_token_ttl: int
@@ -295,9 +293,10 @@ class PgGrantStore:
         resource: str,
         now: int,
         dpop_jkt: str | None = None,
-    ) -> bool:
+    ) -> list[str] | None:
         new = digest(refresh_token) if refresh_token is not None else None
-        return bool(await self._pool.fetchval(_REDEEM_CODE, digest(code), new, scope, resource, now, dpop_jkt))
+        row = await self._pool.fetchrow(_REDEEM_CODE, digest(code), new, scope, resource, now, dpop_jkt)
+        return list(row["earlier"]) if row["consumed"] else None
 
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         return await self._pool.fetchval(_BIND_DPOP_KEY, uuid.UUID(grant_id), jkt)
@@ -309,4 +308,15 @@ class PgCodeStore:
 
     async def get(self, code: str) -> AuthorizationCode | None:
         row = await self._pool.fetchrow(_GET_CODE, digest(code))
-        return AuthorizationCode(**dict(row)) if row else None
+        if row is None:
+            return None
+        return AuthorizationCode(
+            grant=_grant_from(row),
+            user=user_from(row, "u_"),
+            redirect_uri=row["redirect_uri"],
+            code_challenge=row["code_challenge"],
+            nonce=row["nonce"],
+            expires_at=row["expires_at"],
+            consumed=row["consumed"],
+            dpop_jkt=row["code_dpop_jkt"],
+        )

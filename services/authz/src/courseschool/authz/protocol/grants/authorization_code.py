@@ -18,7 +18,7 @@ from courseschool.common.secrets import new_token
 from .. import pkce
 from ..consent import capped_scope
 from ..context import TokenContext
-from ..models import AuthorizationCode, Client, Grant, TokenResponse
+from ..models import AuthorizationCode, Client, TokenResponse
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -39,20 +39,19 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext, jkt:
     _check_redirect_uri(code, redirect_uri)
     pkce.verify(form.code_verifier, code.code_challenge)
     _check_dpop_key(code, jkt)
-    resource = resource_within_grant(form.resource, code.resource)
-    grant = await ctx.grants.get(code.grant_id)
-    user = await ctx.users.get(code.user_id)
-    if grant is None or grant.revoked or user is None or user.disabled:
+    grant, user = code.grant, code.user
+    resource = resource_within_grant(form.resource, grant.resource)
+    if grant.revoked or user.disabled:
         raise InvalidGrantError("the authorization grant is no longer valid")
-    scope = capped_scope(code.scope, user=user, client=client)
+    scope = capped_scope(grant.scope, user=user, client=client)
     refresh_token = new_token() if "refresh_token" in client.grant_types else None
     binding = refresh_binding(client, jkt) if refresh_token is not None else None
-    consumed = await ctx.grants.redeem_code(
-        code=code_value, refresh_token=refresh_token, scope=scope, resource=code.resource, now=now, dpop_jkt=binding
+    earlier = await ctx.grants.redeem_code(
+        code=code_value, refresh_token=refresh_token, scope=scope, resource=grant.resource, now=now, dpop_jkt=binding
     )
-    if not consumed:  # lost a race with another redemption of the same code
+    if earlier is None:  # lost a race with another redemption of the same code
         await _revoke_after_reuse(code, ctx)
-    await _replace_earlier_grants(grant, ctx)
+    await _replace_earlier_grants(earlier or [], ctx)
     log.info("token_issued", grant_type=GRANT_TYPE, client_id=client.client_id, grant_id=grant.id)
     return mint(
         ctx.policy,
@@ -80,21 +79,22 @@ async def _load_unused_code(value: str, ctx: TokenContext) -> AuthorizationCode:
 
 async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext) -> None:
     """§4.1.2: a code used twice is refused and what its first use issued is revoked."""
-    await ctx.revoker.revoke_grant(code.grant_id, reason="code_reused")
-    audit("code_reused", actor="client", subject=code.user_id, client_id=code.client_id, grant_id=code.grant_id)
+    grant = code.grant
+    await ctx.revoker.revoke_grant(grant.id, reason="code_reused")
+    audit("code_reused", actor="client", subject=grant.user_id, client_id=grant.client_id, grant_id=grant.id)
     raise InvalidGrantError("the authorization code is invalid, expired or already used")
 
 
-async def _replace_earlier_grants(grant: Grant, ctx: TokenContext) -> None:
+async def _replace_earlier_grants(earlier: list[str], ctx: TokenContext) -> None:
     """One lineage per app install and user: a new approval (a step-up asking for more
     scopes, a second sign-in of the same client) replaces the grants before it, whose
     refresh tokens end here rather than pile up."""
-    for earlier in await ctx.grants.earlier_live_grants(grant):
-        await ctx.revoker.revoke_grant(earlier, reason="replaced")
+    for grant_id in earlier:
+        await ctx.revoker.revoke_grant(grant_id, reason="replaced")
 
 
 def _check_client(code: AuthorizationCode, client: Client) -> None:
-    if code.client_id != client.client_id:
+    if code.grant.client_id != client.client_id:
         raise InvalidGrantError("the authorization code was issued to another client")
 
 
