@@ -71,6 +71,8 @@ def test_overrides_win_over_the_environment() -> None:
         ("DB_POOL_MAX", "many"),
         ("LOG_LEVEL", "loud"),
         ("LOG_FORMAT", "xml"),
+        ("HOUSEKEEPING_INTERVAL", "0"),
+        ("REVOKED_GRANT_RETENTION", "3600"),  # less than a day
     ],
 )
 def test_bad_value_is_a_settings_error_naming_the_variable(variable: str, value: str) -> None:

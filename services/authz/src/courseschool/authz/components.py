@@ -32,6 +32,7 @@ from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.consents import PgConsentStore
 from .storage.grants import PgCodeStore, PgGrantStore
+from .storage.housekeeping import Lifetimes, PgHousekeeping
 from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
 from .storage.revocations import PgRedisRevoker
@@ -57,6 +58,7 @@ class Components:
     sessions: PgSessionStore
     consents: PgConsentStore
     admin_store: PgAdminStore
+    housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
     keys: SigningKeys
     revoker: PgRedisRevoker
@@ -109,6 +111,15 @@ class Components:
             sessions=PgSessionStore(pool),
             consents=PgConsentStore(pool),
             admin_store=PgAdminStore(pool, clients),
+            housekeeping=PgHousekeeping(
+                pool,
+                Lifetimes(
+                    refresh_grace=settings.refresh_token_grace,
+                    refresh_idle=settings.refresh_token_idle_ttl,
+                    refresh_absolute=settings.refresh_token_absolute_ttl,
+                    revoked_grant_retention=settings.revoked_grant_retention,
+                ),
+            ),
             interactions=RedisInteractionStore(redis, settings.interaction_ttl),
             keys=SigningKeys(key_store),
             revoker=PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=clock),

@@ -65,6 +65,10 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     password_hash_queue: int = 32
     # Dynamically registered clients that never complete a grant are removed after this.
     unused_client_ttl: int = 7 * 86400
+    # Housekeeping (storage/housekeeping.py): a pass this often; revoked grants stay on
+    # record (admin grants list, connected apps) this long after their revocation.
+    housekeeping_interval: int = 300
+    revoked_grant_retention: int = 30 * 86400
     # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
     admin_token: str | None = None
 
@@ -84,6 +88,7 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             "key_rotation_interval",
             "key_publish_lead",
             "key_reload_interval",
+            "housekeeping_interval",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
@@ -105,6 +110,8 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:
             raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
+        if self.revoked_grant_retention < 86400:
+            raise ValueError("REVOKED_GRANT_RETENTION must be at least a day (86400 seconds)")
         if not 0 <= self.refresh_token_grace <= 60:
             raise ValueError("REFRESH_TOKEN_GRACE must be between 0 and 60 seconds")
 
