@@ -28,7 +28,7 @@ V = TypeVar("V")
 
 class RowCache(Generic[V]):
     def __init__(
-        self, dsn: str, channel: str, *, ttl: float = 60.0, retry: float = 5.0, max_entries: int = 10_000
+        self, dsn: str, channel: str, *, ttl: float = 10.0, retry: float = 5.0, max_entries: int = 10_000
     ) -> None:
         self._dsn = dsn
         self._channel = channel
