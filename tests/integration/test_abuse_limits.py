@@ -157,6 +157,20 @@ async def test_a_busy_key_takes_its_events_in_leases(redis_client) -> None:
     assert int(await redis_client.get(key)) == 120
 
 
+async def test_concurrent_requests_share_one_lease_taking(redis_client) -> None:
+    """Two hundred requests at once on one key: they wait for the lease being taken
+    instead of each taking one, so ten leases of twenty are taken and all are spent
+    (each taking its own once reserved thirty-two leases under load and spent one)."""
+    import asyncio
+
+    limiter = RateLimiter(redis_client, f"burst-{uuid.uuid4().hex[:8]}")
+    rate = parse_rate("1000/60", "test")
+    decisions = await asyncio.gather(*(limiter.hit("busy", rate, ("client", rate)) for _ in range(200)))
+    assert all(d.allowed for d in decisions)
+    counters = [int(await redis_client.get(k)) async for k in redis_client.scan_iter(match=f"{limiter._prefix}:*")]
+    assert counters == [200, 200]
+
+
 async def test_leases_of_several_processes_never_pass_the_limit_together(redis_client) -> None:
     """Two processes (two limiters on one Redis) on one key: together they admit exactly
     the limit, the last lease cut to what was left, and refuse from then on."""

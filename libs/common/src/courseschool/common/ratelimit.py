@@ -7,6 +7,7 @@ replica then enforces the limit on its own share of the traffic).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import time
@@ -74,6 +75,7 @@ class RateLimiter:
         self._prefix = prefix
         self._local: dict[str, tuple[int, int]] = {}  # key -> (window number, count), Redis unreachable
         self._leases: dict[str, tuple[float, int]] = {}  # window's key -> (window end, events left)
+        self._taking: dict[str, asyncio.Future[None]] = {}  # window's key -> its lease being taken
         self._script = redis.register_script(_TAKE)
 
     async def hit(self, key: str, rate: Rate, *more: tuple[str, Rate]) -> Decision:
@@ -81,17 +83,38 @@ class RateLimiter:
         first whose window's limit is passed (the keys after it are not counted)."""
         now = time.time()
         keyed = [(f"{self._prefix}:{k}:{int(now // r.window)}", r) for k, r in ((key, rate), *more)]
-        short = [i for i, (k, _) in enumerate(keyed) if self._leases.get(k, (0.0, 0))[1] <= 0]
-        refused = 0
-        if short:
+        while True:
+            short = [i for i, (k, _) in enumerate(keyed) if self._leases.get(k, (0.0, 0))[1] <= 0]
+            if not short:
+                self._spend(keyed)
+                return Decision(allowed=True)
+            # One lease taken at a time per key: concurrent requests wait for it instead of
+            # each taking one (32 at once would reserve 32 leases and spend one).
+            taking = {id(f): f for i in short if (f := self._taking.get(keyed[i][0])) is not None}
+            if taking:
+                await asyncio.wait(list(taking.values()))
+                continue
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            for i in short:
+                self._taking[keyed[i][0]] = done
             try:
                 refused = await self._take([keyed[i] for i in short], short, now)
             except (redis.exceptions.RedisError, OSError):
                 return self._decision(keyed, self._local_hits(keyed, now), now)
-        for k, _ in keyed[: refused - 1 if refused else None]:
-            end, left = self._leases[k]
-            self._leases[k] = (end, left - 1)
-        return self._decision(keyed, refused, now)
+            finally:
+                for i in short:
+                    self._taking.pop(keyed[i][0], None)
+                done.set_result(None)
+            if refused:
+                self._spend(keyed[: refused - 1])
+                return self._decision(keyed, refused, now)
+            # Leases taken: spend them on the next turn (others may have spent some meanwhile).
+
+    def _spend(self, keyed: list[tuple[str, Rate]]) -> None:
+        for k, _ in keyed:
+            end, left = self._leases.get(k, (0.0, 0))
+            if left > 0:
+                self._leases[k] = (end, left - 1)
 
     async def _take(self, wanted: list[tuple[str, Rate]], positions: list[int], now: float) -> int:
         """Lease events for the keys without any left; the position (from 1) in the whole
@@ -102,7 +125,8 @@ class RateLimiter:
         if len(self._leases) > 50_000:
             self._leases = {k: v for k, v in self._leases.items() if v[0] > now}
         for (k, r), count in zip(wanted, given, strict=False):
-            self._leases[k] = ((int(now // r.window) + 1) * r.window, count)
+            _, left = self._leases.get(k, (0.0, 0))
+            self._leases[k] = ((int(now // r.window) + 1) * r.window, max(0, left) + count)
         return positions[refused - 1] + 1 if refused else 0
 
     @staticmethod
