@@ -114,7 +114,6 @@ class Components:
             housekeeping=PgHousekeeping(
                 pool,
                 Lifetimes(
-                    refresh_grace=settings.refresh_token_grace,
                     refresh_idle=settings.refresh_token_idle_ttl,
                     refresh_absolute=settings.refresh_token_absolute_ttl,
                     revoked_grant_retention=settings.revoked_grant_retention,

@@ -3,8 +3,6 @@ endpoints/maintenance.py), so that no table grows with the traffic it has served
 
 - authorization codes a day past their expiry (a reused code still revokes its grant
   for that day; after it, the code is unknown);
-- the sealed copy of a rotation's answer (`replay`), once the retry window it serves
-  has passed: it holds the tokens of that answer, encrypted, and nothing else reads it;
 - refresh tokens older than the idle lifetime: such a token is refused as expired
   before its use is even looked at, so it neither grants nor detects anything
   (a consumed one younger than that stays: presenting it again revokes its grant,
@@ -33,14 +31,6 @@ DELETE FROM authz_codes WHERE code_hash IN (
     SELECT code_hash FROM authz_codes WHERE expires_at < now() - interval '1 day'
     LIMIT $1 FOR UPDATE SKIP LOCKED)""",
         None,
-    ),
-    "sealed_answers": (
-        """
-UPDATE authz_refresh_tokens SET replay = NULL WHERE token_hash IN (
-    SELECT token_hash FROM authz_refresh_tokens
-    WHERE replay IS NOT NULL AND consumed_at < now() - make_interval(secs => $2)
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        "refresh_grace",
     ),
     "refresh_tokens": (
         """
@@ -82,10 +72,9 @@ DELETE FROM authz_login_sessions WHERE id_hash IN (
 
 
 class Lifetimes(msgspec.Struct, frozen=True, kw_only=True):
-    """Seconds: the retry window, the refresh token's idle and absolute lifetimes, and
-    how long a revoked grant stays on record."""
+    """Seconds: the refresh token's idle and absolute lifetimes, and how long a revoked
+    grant stays on record."""
 
-    refresh_grace: int
     refresh_idle: int
     refresh_absolute: int
     revoked_grant_retention: int
