@@ -5,6 +5,7 @@ inclusive and self, printed as a table. The first step of any work on speed: the
 bench says how fast, this says why.
 
 Usage: python bench/hotspots.py [introspection|refresh|code|read] [--seconds 10]
+[--in-process | --breakdown]
 (needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/run.py).
 """
 
@@ -13,12 +14,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import importlib
+import inspect
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,9 +61,68 @@ def _top(collapsed: Path, limit: int) -> list[str]:
     return out
 
 
-async def _in_process(dsn: str, base: str, url: str, wrk_env: dict[str, str], scenario: str) -> str:
+# The steps of a token request timed by --breakdown: (module, attribute, label). Each is
+# patched where the code looks it up, so the wrapper is what runs.
+STEPS = (
+    ("courseschool.authz.web.token", "form_params", "form parsing"),
+    ("courseschool.authz.web.introspection", "form_params", "form parsing"),
+    ("courseschool.common.ratelimit", "RateLimiter.hit", "rate limits (leases)"),
+    ("courseschool.authz.endpoints.token", "authenticate_client", "client lookup and authentication"),
+    ("courseschool.authz.storage.keys", "KeyRing.verify", "access token verification (ES256)"),
+    ("courseschool.authz.storage.grants", "PgGrantStore.access_token_holder", "PostgreSQL: grant, user, revocation"),
+    (
+        "courseschool.authz.storage.grants",
+        "PgGrantStore.get_refresh_token",
+        "PostgreSQL: refresh token with grant, user",
+    ),
+    ("courseschool.authz.storage.grants", "PgGrantStore.rotate_refresh_token", "PostgreSQL: rotation"),
+    ("courseschool.authz.storage.grants", "PgCodeStore.get", "PostgreSQL: code with grant, user"),
+    ("courseschool.authz.storage.grants", "PgGrantStore.redeem_code", "PostgreSQL: redemption"),
+    ("courseschool.authz.storage.keys", "KeyRing.sign_access_token", "access token signature (ES256)"),
+    ("courseschool.authz.storage.keys", "KeyRing.sign_id_token", "ID token signature (RS256)"),
+    ("courseschool.authz.protocol.replay", "seal", "sealing the answer for a retry"),
+    ("courseschool.common.web", "request_line", "the request's log line"),
+)
+
+
+def _timed(steps: collections.Counter[str], label: str, fn: Any) -> Any:
+    """`fn` counting this thread's CPU time under `label` (an await's wait is no CPU)."""
+    if inspect.iscoroutinefunction(fn):
+
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time_ns()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                steps[label] += time.thread_time_ns() - started
+
+        return timed_async
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time_ns()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            steps[label] += time.thread_time_ns() - started
+
+    return timed
+
+
+def _patch_steps(steps: collections.Counter[str]) -> None:
+    for module_name, attribute, label in STEPS:
+        owner: Any = importlib.import_module(module_name)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, name, _timed(steps, label, getattr(owner, name)))
+
+
+async def _in_process(
+    dsn: str, base: str, url: str, wrk_env: dict[str, str], scenario: str, breakdown: bool = False
+) -> str:
     """The same requests through the ASGI app in this process, one at a time, under
-    cProfile: exact call counts and our own functions' cost, without the server."""
+    cProfile (exact call counts and our own functions' cost, without the server) or,
+    with `breakdown`, with the CPU time of each step of a token request (STEPS)."""
     import cProfile
     import io
     import pstats
@@ -119,6 +183,33 @@ async def _in_process(dsn: str, base: str, url: str, wrk_env: dict[str, str], sc
             send,
         )
 
+    if breakdown:
+        steps: collections.Counter[str] = collections.Counter()
+        _patch_steps(steps)
+        async with AppLifespan(app):
+            for body in bodies[:50]:
+                await call(body)
+            steps.clear()
+            started = time.thread_time_ns()
+            for body in bodies[50:]:
+                await call(body)
+            total = time.thread_time_ns() - started
+        n = len(bodies) - 50
+        lines = [
+            f"{scenario}: {n} requests in-process, one at a time, on uvloop; CPU µs per request of this thread",
+            "",
+            "| step | µs | share |",
+            "|---|---:|---:|",
+        ]
+        for label, ns in steps.most_common():
+            lines.append(f"| {label} | {ns / n / 1000:.0f} | {ns / total:.0%} |")
+        rest = total - sum(steps.values())
+        lines.append(
+            f"| the rest: routing, middleware, Litestar's handler and response, loop | {rest / n / 1000:.0f} | "
+            f"{rest / total:.0%} |"
+        )
+        lines.append(f"| whole request | {total / n / 1000:.0f} | 100% |")
+        return f"statuses {dict(statuses)}\n" + "\n".join(lines)
     async with AppLifespan(app):
         for body in bodies[:50]:
             await call(body)
@@ -134,7 +225,9 @@ async def _in_process(dsn: str, base: str, url: str, wrk_env: dict[str, str], sc
     return f"statuses {dict(statuses)}\n" + out.getvalue()
 
 
-async def profile(scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False) -> str:
+async def profile(
+    scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False, breakdown: bool = False
+) -> str:
     tmp = Path(tempfile.mkdtemp(prefix="cs-profile-"))
     from courseschool.platform.__main__ import prepare
 
@@ -169,8 +262,8 @@ async def profile(scenario: str, seconds: int, limit: int, keep: Path | None, in
             else:
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true"
                 wrk_env = {"ACCESS_TOKEN": tokens["access_token"]}
-            if in_process:
-                return await _in_process(dsn, base, url, wrk_env, scenario)
+            if in_process or breakdown:
+                return await _in_process(dsn, base, url, wrk_env, scenario, breakdown)
             collapsed = tmp / "stacks.txt"
             spy = subprocess.Popen(
                 [
@@ -210,8 +303,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--in-process", action="store_true", help="cProfile the ASGI app in this process instead")
+    parser.add_argument("--breakdown", action="store_true", help="CPU time per step of a request, in-process")
     parser.add_argument("--keep", type=Path, help="also write py-spy's collapsed stacks here (for a flame graph)")
     args = parser.parse_args()
+    if args.breakdown:  # production's loop and log lines (JSON, to /dev/null here)
+        import uvloop
+
+        from courseschool.common.logging import configure_logging
+
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+        configure_logging("info", "json")
+        sys.stderr = sys.__stderr__
+        print(uvloop.run(profile(args.scenario, args.seconds, args.limit, args.keep, breakdown=True)))
+        return
     print(asyncio.run(profile(args.scenario, args.seconds, args.limit, args.keep, args.in_process)))
 
 
