@@ -419,6 +419,23 @@ async def bench(
         print(f"{name}: {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, p99 {result['p99']:.2f} ms", flush=True)
         return result
 
+    def reads(token: str, courses: str, variant: str = "") -> tuple[dict[str, float], dict[str, float]]:
+        """The same page of courses read anonymously (by the school's id) and with a token."""
+        school = _claims(token)["school_id"]
+        anon = measure(
+            f"resource read, anonymous{variant} (same query)",
+            f"{courses}&published=true&school={school}",
+            script="bearer.lua",
+            env={"ACCESS_TOKEN": ""},
+        )
+        authed = measure(
+            f"resource read, bearer token (JWT mode){variant}",
+            f"{courses}&published=true",
+            script="bearer.lua",
+            env={"ACCESS_TOKEN": token},
+        )
+        return anon, authed
+
     port = free_port()
     ceiling = start(
         server_command(server, port, "bench.ceiling:app"),
@@ -464,19 +481,7 @@ async def bench(
                         f"{base}/.well-known/oauth-authorization-server",
                     )
                     measure("JWKS", f"{base}/api/oauth/jwks")
-                    school = _claims(tokens["access_token"])["school_id"]
-                    anon = measure(
-                        "resource read, anonymous (same query)",
-                        f"{courses}&published=true&school={school}",
-                        script="bearer.lua",
-                        env={"ACCESS_TOKEN": ""},
-                    )
-                    authed = measure(
-                        "resource read, bearer token (JWT mode)",
-                        f"{courses}&published=true",
-                        script="bearer.lua",
-                        env=token_env,
-                    )
+                    reads(tokens["access_token"], courses)
                     ours = await platform_side(process, base, dsn, tokens["access_token"])
                     await compare_with_peer(run, ours, tmp, seconds, rounds)
                     latency = await flow_latency(base, 5)
@@ -485,19 +490,7 @@ async def bench(
                         f"call), median of 5: {latency * 1000:.0f} ms."
                     )
                 elif mode == "uncached":
-                    school = _claims(tokens["access_token"])["school_id"]
-                    anon = measure(
-                        "resource read, anonymous, catalogue cache off (same query)",
-                        f"{courses}&published=true&school={school}",
-                        script="bearer.lua",
-                        env={"ACCESS_TOKEN": ""},
-                    )
-                    authed = measure(
-                        "resource read, bearer token (JWT mode), catalogue cache off",
-                        f"{courses}&published=true",
-                        script="bearer.lua",
-                        env=token_env,
-                    )
+                    anon, authed = reads(tokens["access_token"], courses, ", catalogue cache off")
                     notes.append(
                         f"Token check cost in JWT mode: {100 * (1 - authed['rps'] / anon['rps']):.1f}% "
                         "of an anonymous read's throughput, both uncached (CATALOGUE_CACHE_TTL=0)."

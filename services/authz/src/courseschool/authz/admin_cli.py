@@ -258,12 +258,13 @@ async def _run(args: argparse.Namespace, settings: AuthzSettings) -> Any:
     assert settings.database_url and settings.redis_url
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     redis = create_redis(settings.redis_url)
+    components = Components.build(settings, pool, redis, SystemClock())
     try:
-        components = Components.build(settings, pool, redis, SystemClock())
         await components.keys.start()
         source = f"{getpass.getuser()}@{socket.gethostname()}"
         return await args.action(AdminService(components, actor="admin-cli", source=source), args)
     finally:
+        await components.client_cache.close()
         await redis.aclose()
         await pool.close()
 

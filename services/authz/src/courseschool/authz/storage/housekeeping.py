@@ -20,55 +20,41 @@ statements per pass; rows locked by a request or another replica's pass are skip
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import asyncpg
 import msgspec
 
-# name -> (statement, the lifetime its $2 is, if any): $1 is always the batch size.
-_RULES: dict[str, tuple[str, str | None]] = {
-    "codes": (
-        """
-DELETE FROM authz_codes WHERE code_hash IN (
-    SELECT code_hash FROM authz_codes WHERE expires_at < now() - interval '1 day'
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        None,
+
+class Rule(NamedTuple):
+    table: str
+    key: str  # the primary key
+    condition: str  # what may go; $2 is the lifetime named below, in seconds
+    lifetime: str | None = None  # a field of `Lifetimes`
+
+
+_RULES: dict[str, Rule] = {
+    "codes": Rule("authz_codes", "code_hash", "expires_at < now() - interval '1 day'"),
+    "refresh_tokens": Rule(
+        "authz_refresh_tokens", "token_hash", "created_at < now() - make_interval(secs => $2)", "refresh_idle"
     ),
-    "refresh_tokens": (
-        """
-DELETE FROM authz_refresh_tokens WHERE token_hash IN (
-    SELECT token_hash FROM authz_refresh_tokens WHERE created_at < now() - make_interval(secs => $2)
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        "refresh_idle",
+    "revoked_access_tokens": Rule("authz_revoked_access_tokens", "jti", "expires_at < now() - interval '5 minutes'"),
+    "revoked_grants": Rule(
+        "authz_grants", "id", "revoked_at < now() - make_interval(secs => $2)", "revoked_grant_retention"
     ),
-    "revoked_access_tokens": (
-        """
-DELETE FROM authz_revoked_access_tokens WHERE jti IN (
-    SELECT jti FROM authz_revoked_access_tokens WHERE expires_at < now() - interval '5 minutes'
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        None,
+    "spent_grants": Rule(
+        "authz_grants", "id", "created_at < now() - make_interval(secs => $2) - interval '1 day'", "refresh_absolute"
     ),
-    "revoked_grants": (
-        """
-DELETE FROM authz_grants WHERE id IN (
-    SELECT id FROM authz_grants WHERE revoked_at < now() - make_interval(secs => $2)
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        "revoked_grant_retention",
-    ),
-    "spent_grants": (
-        """
-DELETE FROM authz_grants WHERE id IN (
-    SELECT id FROM authz_grants WHERE created_at < now() - make_interval(secs => $2) - interval '1 day'
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        "refresh_absolute",
-    ),
-    "sessions": (
-        """
-DELETE FROM authz_login_sessions WHERE id_hash IN (
-    SELECT id_hash FROM authz_login_sessions
-    WHERE expires_at < now() - interval '1 day' OR ended_at < now() - interval '1 day'
-    LIMIT $1 FOR UPDATE SKIP LOCKED)""",
-        None,
+    "sessions": Rule(
+        "authz_login_sessions",
+        "id_hash",
+        "expires_at < now() - interval '1 day' OR ended_at < now() - interval '1 day'",
     ),
 }
+# One bounded batch of a rule ($1: its size); rows another transaction holds are skipped.
+_BATCH = """
+DELETE FROM {table} WHERE {key} IN (
+    SELECT {key} FROM {table} WHERE {condition} LIMIT $1 FOR UPDATE SKIP LOCKED)"""
 
 
 class Lifetimes(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,10 +76,11 @@ class PgHousekeeping:
     async def sweep(self) -> dict[str, int]:
         """One pass over every rule: rows removed (or cleared) per rule."""
         done: dict[str, int] = {}
-        for name, (statement, lifetime) in _RULES.items():
+        for name, rule in _RULES.items():
+            statement = _BATCH.format(table=rule.table, key=rule.key, condition=rule.condition)
             args: tuple[object, ...] = (self._batch,)
-            if lifetime is not None:
-                args += (float(getattr(self._lifetimes, lifetime)),)
+            if rule.lifetime is not None:
+                args += (float(getattr(self._lifetimes, rule.lifetime)),)
             done[name] = 0
             for _ in range(self._rounds):
                 status = await self._pool.execute(statement, *args)
