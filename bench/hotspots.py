@@ -141,6 +141,8 @@ async def _in_process(
             "rs_client_secret": B.RS_SECRET,
             "rate_token_per_ip": "1000000/60",
             "rate_token_per_client": "1000000/60",
+            "rate_introspect_per_ip": "1000000/60",
+            "rate_introspect_per_client": "1000000/60",
         }
     )
     path = url.removeprefix(base)

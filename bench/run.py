@@ -283,6 +283,8 @@ def platform_env(dsn: str, redis: str, port: int, mode: str, data: Path) -> dict
         "RATE_REGISTER_PER_IP": "100000/60",
         "RATE_TOKEN_PER_IP": "1000000/60",
         "RATE_TOKEN_PER_CLIENT": "1000000/60",
+        "RATE_INTROSPECT_PER_IP": "1000000/60",
+        "RATE_INTROSPECT_PER_CLIENT": "1000000/60",
         "RATE_LOGIN_PER_IP": "100000/60",
         "RATE_AUTHORIZE_PER_IP": "100000/60",
         "INTERNAL_TOKEN": INTERNAL,

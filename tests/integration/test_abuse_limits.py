@@ -15,7 +15,7 @@ from courseschool.authz.settings import AuthzSettings
 from courseschool.common.ratelimit import LEASE_SHARE, Lockout, RateLimiter, parse_rate
 
 from .conftest import serve
-from .flow import Flow, pkce_pair
+from .flow import Flow, Lifecycle, pkce_pair
 
 
 def _tight(base: AuthzSettings, **changes: object) -> AuthzSettings:
@@ -60,6 +60,31 @@ async def test_token_requests_are_limited_per_client(tight_flow: Flow) -> None:
     assert (
         await tight_flow.token(grant_type="refresh_token", refresh_token="x", client_id=other["client_id"])
     ).status_code == 400
+
+
+async def test_a_resource_server_introspects_past_the_token_endpoints_limits(tight_flow: Flow) -> None:
+    """Introspection has limits of its own: a resource server asks about many users'
+    tokens from one address (every token while the revocation feed is down), far more
+    than one client's token requests (RATE_TOKEN_PER_CLIENT is 4/60 here)."""
+    rs = await tight_flow.integration()
+    tokens = await tight_flow.tokens()
+    life = Lifecycle(tight_flow)
+    answers = [await life.introspect(rs, tokens["access_token"]) for _ in range(8)]
+    assert all(a["active"] is True for a in answers)
+
+
+async def test_introspection_is_limited_by_its_own_rates(authz_settings, clean_db, redis_client, clock) -> None:
+    settings = _tight(authz_settings, rate_introspect_per_client="3/60")
+    async with serve(create_app(settings, clock=clock)) as client:
+        flow = Flow(client, clean_db, redis_client)
+        rs = await flow.integration()
+        form = {"token": "whatever", "client_id": rs["client_id"], "client_secret": rs["client_secret"]}
+        answers = [await client.post("/api/oauth/introspect", data=form) for _ in range(4)]
+        assert [a.status_code for a in answers] == [200, 200, 200, 429]
+        assert answers[3].json()["error"] == "too_many_requests" and int(answers[3].headers["retry-after"]) > 0
+        reg = await flow.register()
+        token = await flow.token(grant_type="refresh_token", refresh_token="guess", client_id=reg["client_id"])
+        assert token.status_code == 400  # the token endpoint's limits are apart
 
 
 async def test_failed_sign_ins_lock_the_address_out_of_the_account_progressively(

@@ -9,15 +9,8 @@ import redis.asyncio as aioredis
 from courseschool.common.errors import TooManyRequestsError
 from courseschool.common.ratelimit import Cooldown, Lockout, RateLimiter
 
-from .settings import AuthzSettings
+from .settings import RATE_NAMES, AuthzSettings
 
-RATES = (
-    "rate_register_per_ip",
-    "rate_token_per_ip",
-    "rate_token_per_client",
-    "rate_login_per_ip",
-    "rate_authorize_per_ip",
-)
 WINDOW = 900  # failures are counted over 15 minutes
 CAP = 3600  # a lock doubles up to an hour
 
@@ -26,7 +19,7 @@ class Limits:
     def __init__(self, settings: AuthzSettings, redis: aioredis.Redis) -> None:
         self._limiter = RateLimiter(redis, "authz:rate")
         # Parsed once: the limits are checked on every token request.
-        self._rates = {name: settings.rate(name) for name in RATES}
+        self._rates = {name: settings.rate(name) for name in RATE_NAMES}
         self.sign_in = SignInLimits(settings, redis)
 
     async def count(self, rate_name: str, key: str, *more: tuple[str, str]) -> None:

@@ -5,6 +5,16 @@ from __future__ import annotations
 from courseschool.common.ratelimit import Rate, parse_rate
 from courseschool.common.settings import BaseSettings
 
+RATE_NAMES = (
+    "rate_register_per_ip",
+    "rate_token_per_ip",
+    "rate_token_per_client",
+    "rate_introspect_per_ip",
+    "rate_introspect_per_client",
+    "rate_login_per_ip",
+    "rate_authorize_per_ip",
+)
+
 
 class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # 32 random bytes, base64url: seals private signing keys at rest. Required in
@@ -51,6 +61,11 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     rate_token_per_ip: str = "300/60"
     rate_token_per_client: str = "120/60"
     rate_login_per_ip: str = "30/300"
+    # Introspection (RFC 7662) is asked by resource servers, a few known callers each
+    # asking for many users' tokens (every token, uncached, while the revocation feed is
+    # down): limits of their own, far above a client's token requests.
+    rate_introspect_per_ip: str = "30000/60"
+    rate_introspect_per_client: str = "30000/60"
     # Anonymous, and each call holds a pending request in Redis for INTERACTION_TTL;
     # generous, since a whole school may sign in from behind one address.
     rate_authorize_per_ip: str = "120/60"
@@ -92,9 +107,8 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
-        for name in ("rate_register_per_ip", "rate_token_per_ip", "rate_token_per_client", "rate_login_per_ip"):
+        for name in RATE_NAMES:
             self.rate(name)
-        self.rate("rate_authorize_per_ip")
         for name in (
             "login_lockout_threshold",
             "login_lockout_base",

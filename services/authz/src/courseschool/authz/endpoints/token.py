@@ -27,6 +27,10 @@ from ..protocol.token_request import (
 )
 from ..protocol.tokens import require_proof_if_bound
 
+# The rate limits each kind of request counts against: (per address, per client).
+TOKEN_RATES = ("rate_token_per_ip", "rate_token_per_client")
+INTROSPECTION_RATES = ("rate_introspect_per_ip", "rate_introspect_per_client")
+
 
 async def token(
     c: Components, form: Params, *, ip: str, authorization: str | None = None, dpop: ProofTarget | None = None
@@ -59,19 +63,21 @@ async def revoke(c: Components, form: Params, *, ip: str, authorization: str | N
 
 
 async def introspect(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> dict[str, Any]:
-    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
+    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization, rates=INTROSPECTION_RATES)
     return await introspection.introspect(parsed, client, c.token_context())
 
 
-async def authenticated(c: Components, form: Params, *, ip: str, authorization: str | None) -> tuple[TokenForm, Client]:
+async def authenticated(
+    c: Components, form: Params, *, ip: str, authorization: str | None, rates: tuple[str, str] = TOKEN_RATES
+) -> tuple[TokenForm, Client]:
     """Rate limits (per address, then per named client, in one Redis call, before any
     secret is checked), then client authentication (§2.3) with the method it registered."""
+    per_ip, per_client_rate = rates
     try:
         parsed = parse_token_form(form)
         presented = presented_credentials(parsed, basic_credentials(authorization))
     except OAuthError:
-        await c.limits.count("rate_token_per_ip", ip)  # a malformed request counts against its address too
+        await c.limits.count(per_ip, ip)  # a malformed request counts against its address too
         raise
-    per_client = ("rate_token_per_client", digest(presented.client_id[:512]).hex())
-    await c.limits.count("rate_token_per_ip", ip, per_client)
+    await c.limits.count(per_ip, ip, (per_client_rate, digest(presented.client_id[:512]).hex()))
     return parsed, await authenticate_client(presented, c.directory.approved())
