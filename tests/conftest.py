@@ -17,6 +17,7 @@ from .infra import fresh_database_name, postgres_server, redis_server, with_data
 TABLES = (
     "authz_refresh_tokens",
     "authz_codes",
+    "authz_revoked_access_tokens",
     "authz_grants",
     "authz_login_sessions",
     "authz_clients",
