@@ -82,6 +82,11 @@ STEPS = (
     ("courseschool.authz.storage.keys", "KeyRing.sign_id_token", "ID token signature (RS256)"),
     ("courseschool.authz.protocol.replay", "seal", "sealing the answer for a retry"),
     ("courseschool.common.web", "request_line", "the request's log line"),
+    ("courseschool.authz.web.token", "proof_target", "DPoP: the request's proof target"),
+    ("courseschool.authz.endpoints.token", "proof_key", "DPoP: proof check (none sent)"),
+    ("courseschool.authz.protocol.tokens", "access_token_claims", "claims of the tokens"),
+    ("courseschool.authz.protocol.tokens", "id_token_claims", "claims of the tokens"),
+    ("courseschool.authz.protocol.pkce", "verify", "PKCE verification"),
 )
 
 
