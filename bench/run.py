@@ -21,7 +21,6 @@ import base64
 import contextlib
 import hashlib
 import os
-import secrets
 import shutil
 import statistics
 import subprocess
@@ -61,13 +60,12 @@ from courseschool.authz.protocol.models import Grant  # noqa: E402
 from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
-from tests.e2e.support import Human, query_of  # noqa: E402
+from tests.e2e.support import CALLBACK, code_flow  # noqa: E402
 from tests.infra import with_database  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
 EMAIL, PASSWORD = "bench-owner@example.test", "bench password for the owner"
-CALLBACK = "http://127.0.0.1:9/callback"
 
 
 @contextlib.asynccontextmanager
@@ -84,41 +82,8 @@ async def scratch_database(prefix: str) -> AsyncIterator[str]:
 
 
 async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str = PASSWORD) -> tuple[dict, dict]:
-    async with httpx.AsyncClient(timeout=30) as http:
-        reg = (
-            await http.post(
-                f"{base}/api/oauth/register",
-                json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"},
-            )
-        ).json()
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        url = f"{base}/oauth/authorize?" + urlencode(
-            {
-                "response_type": "code",
-                "client_id": reg["client_id"],
-                "redirect_uri": CALLBACK,
-                "scope": scope,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-            }
-        )
-        async with Human(base) as human:
-            code = query_of(await human.authorize(url, email=email, password=password))["code"]
-        tokens = (
-            await http.post(
-                f"{base}/api/oauth/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": code,
-                    "redirect_uri": CALLBACK,
-                    "code_verifier": verifier,
-                    "client_id": reg["client_id"],
-                    "client_secret": reg["client_secret"],
-                },
-            )
-        ).json()
-    return reg, tokens
+    """A confidential client's registration and its first tokens, through the real pages."""
+    return await code_flow(base, email, password, scope, token_endpoint_auth_method="client_secret_post")
 
 
 _BENCH_USERS = """

@@ -194,22 +194,24 @@ class Human:
         return response
 
 
-async def owner_token(base_url: str, email: str, password: str, scope: str | None = None) -> str:
-    """An access token of the demo owner, by the whole code flow (registration, PKCE,
-    sign-in, consent, exchange); every scope the metadata lists unless `scope` says."""
-    callback = "http://127.0.0.1:9/callback"  # never called: the test reads the redirect itself
-    async with httpx.AsyncClient(timeout=10) as http:
-        reg = (await http.post(f"{base_url}/api/oauth/register", json={"redirect_uris": [callback]})).json()
-        if scope is None:
-            meta = (await http.get(f"{base_url}/.well-known/oauth-authorization-server")).json()
-            scope = " ".join(meta["scopes_supported"])
+CALLBACK = "http://127.0.0.1:9/callback"  # never called: the flow reads the redirect itself
+
+
+async def code_flow(
+    base_url: str, email: str, password: str, scope: str, **metadata: object
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The whole code flow as a user and a client go through it: registration (with
+    `metadata`), PKCE S256, sign-in and consent through the pages, the exchange (with the
+    client's secret when it has one). (registration, token response)."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        reg = (await http.post(f"{base_url}/api/oauth/register", json={"redirect_uris": [CALLBACK], **metadata})).json()
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         url = f"{base_url}/oauth/authorize?" + urlencode(
             {
                 "response_type": "code",
                 "client_id": reg["client_id"],
-                "redirect_uri": callback,
+                "redirect_uri": CALLBACK,
                 "scope": scope,
                 "code_challenge": challenge,
                 "code_challenge_method": "S256",
@@ -217,16 +219,26 @@ async def owner_token(base_url: str, email: str, password: str, scope: str | Non
         )
         async with Human(base_url) as human:
             code = query_of(await human.authorize(url, email=email, password=password))["code"]
-        tokens = (
-            await http.post(
-                f"{base_url}/api/oauth/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": code,
-                    "redirect_uri": callback,
-                    "client_id": reg["client_id"],
-                    "code_verifier": verifier,
-                },
-            )
-        ).json()
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": CALLBACK,
+            "client_id": reg["client_id"],
+            "code_verifier": verifier,
+        }
+        if "client_secret" in reg:
+            form["client_secret"] = reg["client_secret"]
+        answer = await http.post(f"{base_url}/api/oauth/token", data=form)
+        assert answer.status_code == 200, answer.text
+    return reg, answer.json()
+
+
+async def owner_token(base_url: str, email: str, password: str, scope: str | None = None) -> str:
+    """An access token of the demo owner, by the whole code flow; every scope the
+    metadata lists unless `scope` says."""
+    if scope is None:
+        async with httpx.AsyncClient(timeout=10) as http:
+            meta = (await http.get(f"{base_url}/.well-known/oauth-authorization-server")).json()
+        scope = " ".join(meta["scopes_supported"])
+    _, tokens = await code_flow(base_url, email, password, scope)
     return tokens["access_token"]

@@ -8,17 +8,13 @@ The authorization server owns schools; the resource API learns of one on first u
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
-import secrets
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
 
 import asyncpg
 import httpx
@@ -27,10 +23,9 @@ import pytest
 from ..deployment import nginx_or_skip
 from ..infra import fresh_database_name, with_database
 from ..split import Topology, running_topology
-from .support import Human, query_of
+from .support import code_flow
 
 PASSWORD = "a new school's owner password"
-REDIRECT_URI = "http://127.0.0.1:53999/callback"
 SCOPE = "openid school:read courses:read courses:write"
 
 
@@ -72,41 +67,9 @@ def _new_school(env: dict[str, str], name: str) -> tuple[str, str]:
 
 async def _owner_token(base_url: str, email: str) -> str:
     """Register a loopback client, sign in through the pages as the owner, allow, exchange."""
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    async with httpx.AsyncClient(timeout=15.0) as http, Human(base_url) as person:
-        reg = (
-            await http.post(
-                f"{base_url}/api/oauth/register",
-                json={"client_name": "New school CLI", "redirect_uris": [REDIRECT_URI]},
-            )
-        ).json()
-        params = {
-            "response_type": "code",
-            "client_id": reg["client_id"],
-            "redirect_uri": REDIRECT_URI,
-            "scope": SCOPE,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "state": "s",
-        }
-        location = await person.authorize(
-            f"{base_url}/oauth/authorize?{urlencode(params)}", email=email, password=PASSWORD
-        )
-        code = query_of(location)["code"]
-        tokens = await http.post(
-            f"{base_url}/api/oauth/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": REDIRECT_URI,
-                "client_id": reg["client_id"],
-                "code_verifier": verifier,
-            },
-        )
-        assert tokens.status_code == 200, tokens.text
-        assert "courses:write" in tokens.json()["scope"].split()
-        return tokens.json()["access_token"]
+    _, tokens = await code_flow(base_url, email, PASSWORD, SCOPE, client_name="New school CLI")
+    assert "courses:write" in tokens["scope"].split()
+    return tokens["access_token"]
 
 
 async def _the_new_school_works_everywhere(base_url: str, admin_env: dict[str, str]) -> None:
