@@ -135,21 +135,7 @@ async def _in_process(
     from courseschool.common.asgi import AppLifespan
     from courseschool.platform.app import build
 
-    app = build(
-        {
-            "base_url": base,
-            "database_url": dsn,
-            "redis_url": B.REDIS,
-            "key_encryption_key": B.KEK,
-            "internal_token": B.INTERNAL,
-            "rs_client_id": B.RS_CLIENT_ID,
-            "rs_client_secret": B.RS_SECRET,
-            "rate_token_per_ip": "1000000/60",
-            "rate_token_per_client": "1000000/60",
-            "rate_introspect_per_ip": "1000000/60",
-            "rate_introspect_per_client": "1000000/60",
-        }
-    )
+    app = build(B.in_process_settings(dsn, base))
     path = url.removeprefix(base)
     if scenario == "introspection":
         bodies = [Path(wrk_env["BODY_FILE"]).read_text().strip()] * 2000

@@ -106,19 +106,7 @@ async def main() -> None:
     async with B.scratch_database("layers") as dsn:
         await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
         base = "http://127.0.0.1:8000"
-        platform = build(
-            {
-                "base_url": base,
-                "database_url": dsn,
-                "redis_url": B.REDIS,
-                "key_encryption_key": B.KEK,
-                "internal_token": B.INTERNAL,
-                "rs_client_id": "resource-api",
-                "rs_client_secret": B.RS_SECRET,
-                "rate_token_per_ip": "1000000/60",
-                "rate_token_per_client": "1000000/60",
-            }
-        )
+        platform = build(B.in_process_settings(dsn, base))
         wrapped: Litestar = service_app("bench", route_handlers=[bare], ready_checks={})
         async with AppLifespan(ceiling), AppLifespan(wrapped), AppLifespan(platform):
             rows = [

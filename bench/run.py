@@ -263,6 +263,30 @@ RS_SECRET = new_token()
 INTERNAL = new_token()
 
 
+def in_process_settings(dsn: str, base: str) -> dict[str, str]:
+    """The all-in-one app's settings when the bench builds it in its own process
+    (courseschool.platform.app.build), with the same generous limits as platform_env."""
+    unlimited = "1000000/60"
+    return {
+        "base_url": base,
+        "database_url": dsn,
+        "redis_url": REDIS,
+        "key_encryption_key": KEK,
+        "internal_token": INTERNAL,
+        "rs_client_id": RS_CLIENT_ID,
+        "rs_client_secret": RS_SECRET,
+        **{
+            name: unlimited
+            for name in (
+                "rate_token_per_ip",
+                "rate_token_per_client",
+                "rate_introspect_per_ip",
+                "rate_introspect_per_client",
+            )
+        },
+    }
+
+
 def server_command(server: str, port: int, app: str = "courseschool.platform.asgi:app", workers: int = 1) -> list[str]:
     if server == "granian":
         return [
