@@ -16,23 +16,26 @@ log = get_logger(__name__)
 
 
 async def maintenance_loop(c: Components) -> None:
-    interval = c.settings.key_reload_interval
-    started = time.monotonic()
-    due = {"housekeeping": started + c.settings.housekeeping_interval, "unused_clients": started + 3600}
+    settings = c.settings
+    every = {  # task -> (seconds between runs, what it runs)
+        "keys": (settings.key_reload_interval, c.keys.maintain),
+        "housekeeping": (settings.housekeeping_interval, lambda: housekeeping(c)),
+        "unused_clients": (3600, lambda: remove_unused_clients(c)),
+    }
+    due = {name: time.monotonic() + seconds for name, (seconds, _) in every.items()}
     while True:
         # Until the keys are loaded (Postgres was down at start), try every second.
-        await asyncio.sleep(min(interval, c.settings.housekeeping_interval) if c.keys.loaded else 1)
-        try:
-            await c.keys.maintain()
-            now = time.monotonic()
-            if now >= due["housekeeping"]:
-                due["housekeeping"] = now + c.settings.housekeeping_interval
-                await housekeeping(c)
-            if now >= due["unused_clients"]:
-                due["unused_clients"] = now + 3600
-                await remove_unused_clients(c)
-        except Exception as exc:  # noqa: BLE001 - keep the last good keys; try again next round
-            log.warning("maintenance_failed", error=type(exc).__name__)
+        wait = min(due.values()) - time.monotonic() if c.keys.loaded else 1
+        await asyncio.sleep(max(0.0, wait))
+        now = time.monotonic()
+        for name, (seconds, run) in every.items():
+            if now < due[name] and (name != "keys" or c.keys.loaded):
+                continue
+            due[name] = now + seconds
+            try:
+                await run()
+            except Exception as exc:  # noqa: BLE001 - keep the last good keys; try again next round
+                log.warning("maintenance_failed", task=name, error=type(exc).__name__)
 
 
 async def housekeeping(c: Components) -> dict[str, int]:
