@@ -54,7 +54,7 @@ async def test_refresh_tokens_stay_while_they_can_detect_a_reuse_and_go_after_th
     life = Lifecycle(flow)
     reg = await flow.register()
     first = await flow.tokens(reg)
-    second = (await life.refresh(reg, first["refresh_token"])).json()
+    assert (await life.refresh(reg, first["refresh_token"])).status_code == 200
     clock.advance(11)
     done = await housekeeping(_components(flow))
     assert done["refresh_tokens"] == 0 and await flow.count("authz_refresh_tokens") == 2
@@ -66,7 +66,6 @@ async def test_refresh_tokens_stay_while_they_can_detect_a_reuse_and_go_after_th
     await flow.pool.execute("UPDATE authz_refresh_tokens SET created_at = created_at - interval '15 days'")
     done = await housekeeping(_components(flow))
     assert done["refresh_tokens"] == 2 and await flow.count("authz_refresh_tokens") == 0
-    assert second["refresh_token"]
 
 
 async def test_revocation_records_go_once_their_token_expired(flow: Flow) -> None:
