@@ -109,3 +109,19 @@ async def test_concurrent_start_ups_make_one_active_key_per_algorithm(flow: Flow
     finally:
         for lifespan in lifespans:
             await lifespan.shutdown()
+
+
+async def test_a_token_verified_before_is_refused_once_its_key_is_gone(flow: Flow) -> None:
+    """UserInfo and introspection remember the tokens whose signature they checked
+    (common.jose.VerifiedTokens), for one key load: a key taken out of the set (an
+    operator deleting a compromised one) takes its remembered tokens with it."""
+    await _fresh_keys(flow)
+    service = _service(flow.client)
+    life = Lifecycle(flow)
+    token = (await flow.tokens())["access_token"]
+    assert await life.userinfo_status(token) == 200
+    assert await life.userinfo_status(token) == 200  # the second time from what was remembered
+    await flow.pool.execute("DELETE FROM authz_signing_keys WHERE kid = $1", unverified_header(token)["kid"])
+    await service.keys.maintain()
+    assert unverified_header(token)["kid"] not in await _kids(flow)
+    assert await life.userinfo_status(token) == 401

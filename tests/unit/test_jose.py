@@ -11,9 +11,11 @@ from cryptography.exceptions import InvalidTag
 from joserfc import jwt
 from joserfc.jwk import ECKey, OctKey
 
+from courseschool.common import jose
 from courseschool.common.errors import InvalidTokenError
 from courseschool.common.jose import (
     KeyEncryptor,
+    VerifiedTokens,
     decode_kek,
     generate_signing_key,
     key_set,
@@ -129,40 +131,40 @@ def _tampered_token() -> str:
     return f"{head}.{b64json(claims(sub='admin'))}.{sig}"
 
 
-@pytest.mark.parametrize(
-    ("name", "token_factory"),
-    [
-        ("typ JWT (an ID token)", lambda: sign_jwt(claims(), PRIVATE, typ="JWT")),
-        ("no typ", lambda: forge({"alg": "ES256", "kid": KID}, claims(), ECKey.import_key(PRIVATE))),
-        ("alg none", _none_token),
-        ("alg none, no signature part", lambda: _none_token()[:-1]),
-        ("HS256 keyed with the public key", _hs256_with_public_key_token),
-        ("RS256 (not an access-token alg)", lambda: sign_jwt(claims(), RSA_PRIVATE, typ="at+jwt")),
-        ("signed with an unknown key", lambda: sign_jwt(claims(), OTHER_PRIVATE, typ="at+jwt")),
-        ("unknown key claiming our kid", lambda: sign_jwt(claims(), dict(OTHER_PRIVATE, kid=KID), typ="at+jwt")),
-        ("tampered payload", _tampered_token),
-        ("signature stripped", lambda: good_token().rsplit(".", 1)[0] + "."),
-        ("wrong iss", lambda: good_token(iss="https://evil.example.com")),
-        ("iss with trailing slash", lambda: good_token(iss=ISSUER + "/")),
-        ("wrong aud", lambda: good_token(aud="https://other.example.com")),
-        ("aud list without us", lambda: good_token(aud=["https://a.example.com", "https://b.example.com"])),
-        ("expired beyond leeway", lambda: good_token(exp=NOW - 31)),
-        ("expired exactly at leeway", lambda: good_token(exp=NOW - 30)),
-        ("nbf in the future", lambda: good_token(nbf=NOW + 31)),
-        ("iat in the future, no nbf", lambda: good_token(nbf=None, iat=NOW + 31)),
-        ("exp not an integer", lambda: good_token(exp=str(NOW + 600))),
-        ("exp a float", lambda: good_token(exp=float(NOW + 600))),
-        ("nbf not an integer", lambda: good_token(nbf="0")),
-        *[
-            (f"missing {c}", (lambda c=c: good_token(**{c: None})))
-            for c in ("iss", "sub", "aud", "exp", "iat", "jti", "client_id")
-        ],
-        ("garbage", lambda: "not-a-jwt"),
-        ("empty", lambda: ""),
-        ("three dots", lambda: "..."),
-        ("header not base64", lambda: "%%%." + good_token().split(".", 1)[1]),
+BAD_TOKENS = [
+    ("typ JWT (an ID token)", lambda: sign_jwt(claims(), PRIVATE, typ="JWT")),
+    ("no typ", lambda: forge({"alg": "ES256", "kid": KID}, claims(), ECKey.import_key(PRIVATE))),
+    ("alg none", _none_token),
+    ("alg none, no signature part", lambda: _none_token()[:-1]),
+    ("HS256 keyed with the public key", _hs256_with_public_key_token),
+    ("RS256 (not an access-token alg)", lambda: sign_jwt(claims(), RSA_PRIVATE, typ="at+jwt")),
+    ("signed with an unknown key", lambda: sign_jwt(claims(), OTHER_PRIVATE, typ="at+jwt")),
+    ("unknown key claiming our kid", lambda: sign_jwt(claims(), dict(OTHER_PRIVATE, kid=KID), typ="at+jwt")),
+    ("tampered payload", _tampered_token),
+    ("signature stripped", lambda: good_token().rsplit(".", 1)[0] + "."),
+    ("wrong iss", lambda: good_token(iss="https://evil.example.com")),
+    ("iss with trailing slash", lambda: good_token(iss=ISSUER + "/")),
+    ("wrong aud", lambda: good_token(aud="https://other.example.com")),
+    ("aud list without us", lambda: good_token(aud=["https://a.example.com", "https://b.example.com"])),
+    ("expired beyond leeway", lambda: good_token(exp=NOW - 31)),
+    ("expired exactly at leeway", lambda: good_token(exp=NOW - 30)),
+    ("nbf in the future", lambda: good_token(nbf=NOW + 31)),
+    ("iat in the future, no nbf", lambda: good_token(nbf=None, iat=NOW + 31)),
+    ("exp not an integer", lambda: good_token(exp=str(NOW + 600))),
+    ("exp a float", lambda: good_token(exp=float(NOW + 600))),
+    ("nbf not an integer", lambda: good_token(nbf="0")),
+    *[
+        (f"missing {c}", (lambda c=c: good_token(**{c: None})))
+        for c in ("iss", "sub", "aud", "exp", "iat", "jti", "client_id")
     ],
-)
+    ("garbage", lambda: "not-a-jwt"),
+    ("empty", lambda: ""),
+    ("three dots", lambda: "..."),
+    ("header not base64", lambda: "%%%." + good_token().split(".", 1)[1]),
+]
+
+
+@pytest.mark.parametrize(("name", "token_factory"), BAD_TOKENS)
 def test_bad_access_token_is_invalid_token(name: str, token_factory: Any) -> None:
     with pytest.raises(InvalidTokenError) as info:
         verify(token_factory())
@@ -215,6 +217,82 @@ def test_unverified_header_reads_the_header_only() -> None:
 def test_token_verifies_against_a_set_holding_several_keys() -> None:
     keys = key_set([OTHER_PUBLIC, PUBLIC, RSA_PUBLIC])
     assert verify_access_token(good_token(), keys, issuer=ISSUER, audience=AUDIENCE, now=NOW)["sub"] == "user-1"
+
+
+# -- tokens verified once per key set (introspection, UserInfo) ---------------------
+
+
+@pytest.mark.parametrize(("name", "token_factory"), BAD_TOKENS)
+def test_remembered_tokens_refuse_what_the_plain_check_refuses(name: str, token_factory: Any) -> None:
+    verified = VerifiedTokens(KEYS, issuer=ISSUER, audience=AUDIENCE)
+    verified.verify(good_token(), now=NOW, leeway=30)  # a genuine token is remembered first
+    bad = token_factory()
+    for _ in range(2):  # a refusal is not remembered as anything
+        with pytest.raises(InvalidTokenError) as info:
+            verified.verify(bad, now=NOW, leeway=30)
+        why = f"lacks the {name.split()[1]} claim" if name.startswith("missing ") else _WHY[name]
+        assert why in info.value.description
+    assert len(verified) == 1
+
+
+def _counting_decode(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    decode = jose.jwt.decode
+
+    def counted(token: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(token)
+        return decode(token, *args, **kwargs)
+
+    monkeypatch.setattr(jose.jwt, "decode", counted)
+    return calls
+
+
+def test_a_token_seen_again_skips_the_signature_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_decode(monkeypatch)
+    verified = VerifiedTokens(KEYS, issuer=ISSUER, audience=AUDIENCE)
+    token = good_token()
+    first = verified.verify(token, now=NOW, leeway=30)
+    again = verified.verify(token, now=NOW + 60, leeway=30)
+    assert first == again == verify(token)
+    assert calls == [token, token]  # once by VerifiedTokens, once by the plain check above
+
+
+def test_the_time_checks_run_at_every_use() -> None:
+    verified = VerifiedTokens(KEYS, issuer=ISSUER, audience=AUDIENCE)
+    token = good_token()
+    verified.verify(token, now=NOW, leeway=0)
+    with pytest.raises(InvalidTokenError, match="expired"):
+        verified.verify(token, now=NOW + 600, leeway=0)
+    with pytest.raises(InvalidTokenError, match="not valid yet"):
+        verified.verify(token, now=NOW - 1, leeway=0)
+    assert verified.verify(token, now=NOW + 599, leeway=0)["jti"] == "jti-1"
+
+
+def test_another_key_set_checks_a_remembered_token_afresh() -> None:
+    token = good_token()
+    VerifiedTokens(KEYS, issuer=ISSUER, audience=AUDIENCE).verify(token, now=NOW, leeway=30)
+    rotated = VerifiedTokens(key_set([OTHER_PUBLIC]), issuer=ISSUER, audience=AUDIENCE)
+    with pytest.raises(InvalidTokenError, match="signature"):
+        rotated.verify(token, now=NOW, leeway=30)
+
+
+def test_the_caller_gets_its_own_copy_of_the_claims() -> None:
+    verified = VerifiedTokens(KEYS, issuer=ISSUER, audience=None)
+    token = good_token()
+    verified.verify(token, now=NOW, leeway=30)["sub"] = "admin"
+    assert verified.verify(token, now=NOW, leeway=30)["sub"] == "user-1"
+
+
+def test_at_most_size_tokens_are_remembered_the_oldest_dropped_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    verified = VerifiedTokens(KEYS, issuer=ISSUER, audience=AUDIENCE, size=2)
+    first, second, third = (good_token(jti=f"jti-{n}") for n in range(3))
+    for token in (first, second, third):
+        verified.verify(token, now=NOW, leeway=30)
+    assert len(verified) == 2
+    calls = _counting_decode(monkeypatch)
+    verified.verify(third, now=NOW, leeway=30)
+    verified.verify(first, now=NOW, leeway=30)
+    assert calls == [first]  # the third was still there; the first had been dropped
 
 
 # -- signing keys at rest --------------------------------------------------------

@@ -119,6 +119,14 @@ def verify_access_token(
     `audience=None` skips the audience check (the authorization server's own
     UserInfo endpoint accepts its tokens whatever resource they were bound to).
     """
+    claims = _signed_claims(token, keys, issuer=issuer, audience=audience)
+    _check_lifetime(claims, now=now, leeway=leeway)
+    return claims
+
+
+def _signed_claims(token: str, keys: KeySet, *, issuer: str, audience: str | None) -> dict[str, Any]:
+    """RFC 9068 §4 steps that give the same answer for the same token and keys: the
+    header's `typ` and `alg`, the signature, the required claims, issuer and audience."""
     header = unverified_header(token)
     typ = str(header.get("typ", "")).lower()
     if typ not in (ACCESS_TOKEN_TYP, f"application/{ACCESS_TOKEN_TYP}"):
@@ -141,12 +149,52 @@ def verify_access_token(
         aud = claims["aud"]
         if audience not in (aud if isinstance(aud, list) else [aud]):
             raise InvalidTokenError("the access token is not meant for this resource")
+    return claims
+
+
+def _check_lifetime(claims: dict[str, Any], *, now: int, leeway: int) -> None:
+    """RFC 9068 §4 steps that depend on the time: `exp`, and `nbf` (or `iat`)."""
     if not isinstance(claims["exp"], int) or claims["exp"] + leeway <= now:
         raise InvalidTokenError("the access token has expired")
     nbf = claims.get("nbf", claims["iat"])
     if not isinstance(nbf, int) or nbf - leeway > now:
         raise InvalidTokenError("the access token is not valid yet")
-    return claims
+
+
+class VerifiedTokens:
+    """`verify_access_token` with one key set, remembering the tokens it verified.
+
+    The same access token comes back again and again (a resource server introspects
+    it, or calls UserInfo, on each of its own requests), and its signature check is
+    the largest part of that work (an ECDSA verification, ~100 µs; bench/RESULTS.md).
+    What a token's text and the key set decide (signature, typ, alg, required claims,
+    issuer, audience) is kept by the token's exact text, so a changed byte is a new
+    token, checked in full. The time checks run at every use, and a token is kept only
+    once it passed them. Bound to one key set: the holder that loads new keys makes a
+    new one (a removed key's tokens then fail). At most `size` tokens, the oldest
+    dropped first. Revocation is not decided here: callers check it at every use."""
+
+    def __init__(self, keys: KeySet, *, issuer: str, audience: str | None, size: int = 4096) -> None:
+        self._keys = keys
+        self._issuer = issuer
+        self._audience = audience
+        self._size = size
+        self._claims: dict[str, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def verify(self, token: str, *, now: int, leeway: int) -> dict[str, Any]:
+        claims = self._claims.get(token)
+        if claims is not None:
+            _check_lifetime(claims, now=now, leeway=leeway)
+            return dict(claims)
+        claims = _signed_claims(token, self._keys, issuer=self._issuer, audience=self._audience)
+        _check_lifetime(claims, now=now, leeway=leeway)  # only a token valid now is kept
+        if len(self._claims) >= self._size:
+            del self._claims[next(iter(self._claims))]
+        self._claims[token] = claims
+        return dict(claims)  # the caller's copy: the kept one must not change
 
 
 def verify_id_token_hint(token: str, keys: KeySet, *, issuer: str) -> dict[str, Any]:

@@ -20,9 +20,9 @@ from courseschool.common.http import etag_of
 from courseschool.common.jose import (
     KeyEncryptor,
     SigningKey,
+    VerifiedTokens,
     generate_signing_key,
     key_set,
-    verify_access_token,
     verify_id_token_hint,
 )
 from courseschool.common.logging import get_logger
@@ -91,6 +91,11 @@ class KeyRing:
                         f"signing key {info.kid} cannot be opened with this KEY_ENCRYPTION_KEY"
                     ) from None
         self._key_set = key_set(self._public) if self._public else None
+        # Introspection and UserInfo see the same tokens again and again: their
+        # signature is checked once per key load (common.jose.VerifiedTokens).
+        self._verified = (
+            VerifiedTokens(self._key_set, issuer=issuer, audience=None) if self._key_set is not None else None
+        )
         # The JWKS document, serialised once per load: every client and resource server fetches it.
         self.jwks_body = msgspec.json.encode({"keys": self._public})
         self.jwks_etag = etag_of(self.jwks_body)
@@ -116,11 +121,9 @@ class KeyRing:
 
     def verify(self, token: str, *, leeway: int = 0) -> dict[str, Any]:
         """One of our access tokens: signature, typ, issuer, expiry (RFC 9068 §4)."""
-        if self._key_set is None:
+        if self._verified is None:
             raise InvalidTokenError("no signing keys are published")
-        return verify_access_token(
-            token, self._key_set, issuer=self._issuer, audience=None, now=self._clock.now(), leeway=leeway
-        )
+        return self._verified.verify(token, now=self._clock.now(), leeway=leeway)
 
 
 class PgKeyStore:
