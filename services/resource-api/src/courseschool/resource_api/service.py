@@ -50,12 +50,11 @@ class ResourceService:
 
     async def catalogue(self, spec: AreaSpec, query: ListQuery) -> bytes:
         """A page of the public catalogue for anonymous callers, encoded (catalogue.py)."""
-        key = (query.school, query.published, query.updated_since, query.cursor, query.limit)
-        held = self.catalogue_cache.get(spec.name, key)
+        held = self.catalogue_cache.get(spec.name, query)  # the whole parsed query is the key
         if held is not None:
             return held
         body = msgspec.json.encode(await self.list(spec, ANONYMOUS, query))
-        self.catalogue_cache.put(spec.name, key, body)
+        self.catalogue_cache.put(spec.name, query, body)
         return body
 
     async def list(self, spec: AreaSpec, principal: Principal, query: ListQuery) -> Page:

@@ -12,6 +12,7 @@ from litestar import Request, Response, delete, get, patch, post
 from litestar.datastructures import UploadFile
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
+from litestar.middleware import DefineMiddleware
 from litestar.params import FromPath
 
 from courseschool.common.errors import (
@@ -24,8 +25,10 @@ from courseschool.common.errors import (
 
 from ..areas.registry import AREA_SPECS, AreaSpec
 from ..bearer import Principal
+from ..catalogue import cache_control
 from ..files import UploadRefused, check_upload, safe_filename
 from ..service import ResourceService
+from .catalogue_hits import CatalogueHits
 from .principal import guard
 from .query import list_query, period
 
@@ -44,12 +47,14 @@ def collection_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     read = guard(spec.read_scope, public=spec.public)
     write = guard(spec.write_scope)
 
-    @get(base, name=f"{spec.name}-list", opt=read)
+    # A public area's pages held for anonymous callers are sent before this handler runs.
+    hits = [DefineMiddleware(CatalogueHits, area=spec.name)] if spec.public else None
+
+    @get(base, name=f"{spec.name}-list", opt=read, middleware=hits)
     async def list_items(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
         query = list_query(request, resources.settings)
         if principal.anonymous:  # the same for every anonymous caller: kept briefly, cacheable
-            ttl = int(resources.settings.catalogue_cache_ttl)
-            cache = {"Cache-Control": f"public, max-age={ttl}" if ttl else "no-cache"}
+            cache = {"Cache-Control": cache_control(resources.settings.catalogue_cache_ttl)}
             return Response(await resources.catalogue(spec, query), media_type="application/json", headers=cache)
         return _json(await resources.list(spec, principal, query))
 
