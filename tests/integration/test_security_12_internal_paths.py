@@ -90,6 +90,9 @@ AMBIGUOUS = [
     "/oauth\\..\\internal/metadata/oauth-authorization-server",
     "/internal/metadata/oauth-authorization-server/.",
     "/internal%00/metadata/oauth-authorization-server",
+    "/internal%1f/metadata/oauth-authorization-server",  # the last C0 control character
+    "/internal%7f/metadata/oauth-authorization-server",  # DEL
+    "/api/v1/courses%0a",
     "/api/v1//courses",  # not /internal, but ambiguous all the same
 ]
 NOT_FOUND = [

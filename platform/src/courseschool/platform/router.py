@@ -14,6 +14,7 @@ are fanned out to every app, so each opens and closes its own pools.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -39,6 +40,7 @@ AMBIGUOUS = (
 PROBES = ("healthz", "readyz", "metrics")
 OPEN_PROBES = ("healthz", "readyz")  # with public_probes
 _ENCODED_SEPARATORS = (b"%2f", b"%5c")
+_BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")  # one C-level scan per request
 
 
 def first_segment(path: str, raw_path: bytes | None) -> str | None:
@@ -47,7 +49,7 @@ def first_segment(path: str, raw_path: bytes | None) -> str | None:
     raw = (raw_path or b"").partition(b"?")[0].lower()  # some clients put the query in raw_path
     if any(encoded in raw for encoded in _ENCODED_SEPARATORS):
         return None
-    if not path.startswith("/") or "\\" in path or any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
+    if not path.startswith("/") or _BACKSLASH_OR_CONTROL.search(path):
         return None
     segments = path[1:].split("/")
     if any(seg in (".", "..") for seg in segments) or "" in segments[:-1]:
