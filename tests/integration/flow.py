@@ -68,8 +68,7 @@ class Flow:
         from courseschool.authz.endpoints.admin import AdminService
 
         admin = AdminService(self.client.app.state.authz)  # type: ignore[attr-defined]
-        made = await admin.create_integration(name=name, redirect_uris=[REDIRECT_URI], **options)
-        return {**made, "token_endpoint_auth_method": "client_secret_post"}
+        return await admin.create_integration(name=name, redirect_uris=[REDIRECT_URI], **options)
 
     def authorize_params(self, reg: dict[str, Any], challenge: str, **extra: str) -> dict[str, str]:
         params = {

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import httpx
 import msgspec
 import pytest
 import structlog
@@ -125,6 +126,38 @@ async def test_integration_needs_https_callbacks(admin_flow: Flow, uris: list[st
     assert response.status_code == 400 and await admin_flow.count("authz_clients") == 0
 
 
+@pytest.mark.parametrize("method", ["none", "private_key_jwt", ""])
+async def test_an_integration_always_has_a_secret_method(admin_flow: Flow, method: str) -> None:
+    response = await admin_flow.client.post(
+        "/internal/admin/integrations",
+        json={"name": "Partner API", "redirect_uris": [HTTPS_CALLBACK], "auth_method": method},
+        headers=ADMIN,
+    )
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+    assert "auth_method" in response.json()["error_description"]
+    assert await admin_flow.count("authz_clients") == 0
+
+
+async def test_an_integration_made_for_http_basic_gets_tokens_with_the_header(admin_flow: Flow) -> None:
+    made = await admin_post(
+        admin_flow.client,
+        "/integrations",
+        {"name": "Partner API", "redirect_uris": [HTTPS_CALLBACK], "auth_method": "client_secret_basic"},
+    )
+    assert made["token_endpoint_auth_method"] == "client_secret_basic"
+    reg = {"client_id": made["client_id"], "redirect_uris": [HTTPS_CALLBACK]}
+    callback, verifier, _ = await admin_flow.authorize(reg, await admin_flow.user())
+    secret = httpx.BasicAuth(made["client_id"], made["client_secret"])
+    form = {
+        "grant_type": "authorization_code",
+        "code": callback["code"],
+        "redirect_uri": HTTPS_CALLBACK,
+        "code_verifier": verifier,
+    }
+    issued = await admin_flow.client.post("/api/oauth/token", data=form, auth=secret)
+    assert issued.status_code == 200, issued.text
+
+
 async def test_clients_listed_shown_disabled_and_deleted(admin_flow: Flow) -> None:
     reg = await admin_flow.register()
     tokens = await admin_flow.tokens(reg)
@@ -236,6 +269,12 @@ async def test_command_line_over_the_same_service(database_url, redis_url, kek, 
     integration = msgspec.json.decode(
         (await run("--json", "integrations", "create", "--name", "Partner", "--redirect-uri", HTTPS_CALLBACK)).stdout
     )
+    assert integration["token_endpoint_auth_method"] == "client_secret_post"
+    basic = await run(
+        *("--json", "integrations", "create", "--name", "Partner API", "--redirect-uri", HTTPS_CALLBACK),
+        *("--auth-method", "client_secret_basic"),
+    )
+    assert msgspec.json.decode(basic.stdout)["token_endpoint_auth_method"] == "client_secret_basic", basic.stderr
     # the integration made on the command line completes a flow with its https callback
     reg = {
         "client_id": integration["client_id"],

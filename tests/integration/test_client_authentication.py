@@ -177,3 +177,26 @@ async def test_basic_integration_may_not_introspect_unless_registered_so(flow: F
     )
     assert refused.status_code == 401 and "active" not in refused.json()
     assert (await lifecycle.introspect(rs, tokens["access_token"]))["active"] is True
+
+
+async def test_an_integration_made_for_basic_introspects_with_the_header_only(flow: Flow) -> None:
+    """Many resource-server libraries send their secret as HTTP Basic: an administrator
+    may make the resource server's client so, and it is then held to that method."""
+    rs = await flow.integration(auth_method="client_secret_basic")
+    assert rs["token_endpoint_auth_method"] == "client_secret_basic"
+    tokens = await flow.tokens()
+    answered = await flow.client.post(
+        "/api/oauth/introspect",
+        headers=basic(rs["client_id"], rs["client_secret"]),
+        data={"token": tokens["access_token"]},
+    )
+    assert answered.status_code == 200 and answered.json()["active"] is True
+    in_the_form = await flow.client.post(
+        "/api/oauth/introspect",
+        data={"token": tokens["access_token"], "client_id": rs["client_id"], "client_secret": rs["client_secret"]},
+    )
+    assert in_the_form.status_code == 401 and in_the_form.json()["error"] == "invalid_client"
+    assert "active" not in in_the_form.json()
+    headers = {"Authorization": "Bearer internal-test-token"}
+    metadata = (await flow.client.get("/internal/metadata/oauth-authorization-server", headers=headers)).json()
+    assert metadata["introspection_endpoint_auth_methods_supported"] == ["client_secret_post", "client_secret_basic"]

@@ -24,6 +24,7 @@ from courseschool.common.text import escape_hidden
 
 from .components import Components
 from .endpoints.admin import AdminService
+from .protocol.registration import SECRET_METHODS
 from .settings import AuthzSettings
 
 ROLES = ["owner", "admin", "lecturer", "student"]
@@ -113,13 +114,23 @@ def _parser(prog: str = "python -m courseschool.authz admin") -> argparse.Argume
         "create",
         "create a confidential client with fixed callbacks; prints its secret once",
         lambda a, n: a.create_integration(
-            name=n.name, redirect_uris=n.redirect_uri, scope=n.scope, refresh=not n.no_refresh
+            name=n.name,
+            redirect_uris=n.redirect_uri,
+            scope=n.scope,
+            refresh=not n.no_refresh,
+            auth_method=n.auth_method,
         ),
     )
     p.add_argument("--name", required=True, help="the name the consent page shows as verified")
     p.add_argument("--redirect-uri", action="append", required=True, help="an https callback; repeat for several")
     p.add_argument("--scope", help="the most it may ask for (space-separated)")
     p.add_argument("--no-refresh", action="store_true", help="no refresh tokens")
+    p.add_argument(
+        "--auth-method",
+        choices=SECRET_METHODS,
+        default="client_secret_post",
+        help="how it sends its secret: in the form (default) or as HTTP Basic",
+    )
 
     clients = groups.add_parser("clients", help="clients").add_subparsers(dest="command", required=True)
     command(clients, "list", "list clients", lambda a, _: a.list_clients())

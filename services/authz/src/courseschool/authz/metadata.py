@@ -10,7 +10,7 @@ from courseschool.common.dpop import ALGORITHMS as DPOP_ALGORITHMS
 from courseschool.common.scopes import ALL_SCOPE_NAMES
 
 from .protocol.pkce import SUPPORTED_METHODS
-from .protocol.registration import AUTH_METHODS, GRANT_TYPES, ID_TOKEN_ALGS
+from .protocol.registration import AUTH_METHODS, GRANT_TYPES, ID_TOKEN_ALGS, SECRET_METHODS
 from .settings import AuthzSettings
 
 
@@ -27,7 +27,8 @@ def authorization_server_metadata(settings: AuthzSettings) -> dict[str, Any]:
         "end_session_endpoint": f"{base}/oauth/logout",
         "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
         "introspection_endpoint": f"{base}/api/oauth/introspect",
-        "introspection_endpoint_auth_methods_supported": ["client_secret_post"],
+        # Only clients an administrator made may introspect: never `none`.
+        "introspection_endpoint_auth_methods_supported": list(SECRET_METHODS),
         "scopes_supported": list(ALL_SCOPE_NAMES),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],

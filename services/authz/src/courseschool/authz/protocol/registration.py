@@ -24,6 +24,7 @@ from .models import Client
 from .redirect_uris import is_loopback_redirect_uri
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
+SECRET_METHODS = AUTH_METHODS[1:]  # a confidential client's (RFC 6749 §2.3.1)
 GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ("code",)
 ID_TOKEN_ALGS = ("RS256", "ES256")

@@ -39,6 +39,7 @@ class NewIntegration(msgspec.Struct, forbid_unknown_fields=True):
     redirect_uris: list[str]
     scope: str | None = None
     refresh: bool = True
+    auth_method: str = "client_secret_post"
 
 
 class RoleChange(msgspec.Struct, forbid_unknown_fields=True):

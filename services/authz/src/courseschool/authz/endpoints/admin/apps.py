@@ -10,7 +10,7 @@ from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
 
 from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
-from ...protocol.registration import GRANT_TYPES
+from ...protocol.registration import GRANT_TYPES, SECRET_METHODS
 from ..maintenance import remove_unused_clients
 from ..registration import remove_client
 from .base import AdminBase
@@ -18,10 +18,20 @@ from .base import AdminBase
 
 class AppsAdmin(AdminBase):
     async def create_integration(
-        self, *, name: str, redirect_uris: list[str], scope: str | None = None, refresh: bool = True
+        self,
+        *,
+        name: str,
+        redirect_uris: list[str],
+        scope: str | None = None,
+        refresh: bool = True,
+        auth_method: str = "client_secret_post",
     ) -> dict[str, Any]:
         """A confidential client with fixed HTTPS callbacks: the "registered integration"
-        the interface sends such clients to. Its secret is shown once."""
+        the interface sends such clients to, or a resource server that introspects. Its
+        secret is shown once; it sends it as the method says (RFC 6749 §2.3.1: in the form,
+        or in an HTTP Basic header, which many resource-server libraries send)."""
+        if auth_method not in SECRET_METHODS:
+            raise InvalidRequestError(f"auth_method must be one of {', '.join(SECRET_METHODS)}")
         if not redirect_uris or not all(is_https_redirect_uri(u) or is_loopback_redirect_uri(u) for u in redirect_uris):
             raise InvalidRequestError("redirect URIs must be https (or loopback) without fragment or user-info")
         if not 0 < len(name) <= 200:
@@ -36,7 +46,7 @@ class AppsAdmin(AdminBase):
             client_id=new_token(18),
             client_name=name,
             redirect_uris=redirect_uris,
-            token_endpoint_auth_method="client_secret_post",
+            token_endpoint_auth_method=auth_method,
             grant_types=list(GRANT_TYPES) if refresh else ["authorization_code"],
             response_types=["code"],
             application_type="web",
