@@ -138,6 +138,12 @@ def rss_mb(process: subprocess.Popen[bytes] | int) -> float:
     return total / 2**20
 
 
+def busy_seconds() -> float:
+    """CPU time the whole machine has spent busy (every process, every core) so far."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
 class MachineLoad:
     """Where the machine's CPU time went between start() and stop(): this bench's own
     processes (reaped children included: servers, wrk), PostgreSQL and Redis (shared
@@ -155,8 +161,7 @@ class MachineLoad:
         return t.user + t.system + t.children_user + t.children_system
 
     def _sample(self) -> tuple[dict[str, float], dict[tuple[int, float], float]]:
-        times = psutil.cpu_times()
-        busy = sum(times) - times.idle - getattr(times, "iowait", 0.0)
+        busy = busy_seconds()
         shared: dict[tuple[int, float], float] = {}
         for proc in psutil.process_iter(["name", "ppid", "create_time"]):
             try:

@@ -4,7 +4,7 @@ while py-spy samples the worker, then the functions that hold the most samples,
 inclusive and self, printed as a table. The first step of any work on speed: the
 bench says how fast, this says why.
 
-Usage: python bench/hotspots.py [introspection|refresh|code|read] [--seconds 10]
+Usage: python bench/hotspots.py [introspection|refresh|code|read|anonymous] [--seconds 10]
 [--in-process | --breakdown]
 (needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/run.py).
 """
@@ -68,7 +68,7 @@ STEPS = (
     ("courseschool.authz.web.introspection", "form_params", "form parsing"),
     ("courseschool.common.ratelimit", "RateLimiter.hit", "rate limits (leases)"),
     ("courseschool.authz.endpoints.token", "authenticate_client", "client lookup and authentication"),
-    ("courseschool.authz.storage.keys", "KeyRing.verify", "access token verification (ES256)"),
+    ("courseschool.authz.storage.keys", "KeyRing.verify", "access token verification (remembered)"),
     ("courseschool.authz.storage.grants", "PgGrantStore.access_token_holder", "PostgreSQL: grant, user, revocation"),
     (
         "courseschool.authz.storage.grants",
@@ -145,8 +145,17 @@ async def _in_process(
             urlencode({"grant_type": "refresh_token", "refresh_token": t, "client_id": wrk_env["CLIENT_ID"]})
             for t in tokens
         ]
-    else:
+    elif scenario == "code":
         bodies = Path(wrk_env["BODIES_FILE"]).read_text().split()[:2000]
+    else:  # the reads: GET, the token (if any) in the header
+        bodies = [""] * 5000
+    path, _, query = path.partition("?")
+    method = "POST" if scenario in ("introspection", "refresh", "code") else "GET"
+    headers = [(b"host", b"127.0.0.1")]
+    if method == "POST":
+        headers.append((b"content-type", b"application/x-www-form-urlencoded"))
+    elif wrk_env.get("ACCESS_TOKEN"):
+        headers.append((b"authorization", f"Bearer {wrk_env['ACCESS_TOKEN']}".encode()))
     statuses: collections.Counter[int] = collections.Counter()
 
     async def call(body: str) -> None:
@@ -162,13 +171,13 @@ async def _in_process(
                 "type": "http",
                 "asgi": {"version": "3.0"},
                 "http_version": "1.1",
-                "method": "POST",
+                "method": method,
                 "scheme": "http",
                 "path": path,
                 "raw_path": path.encode(),
-                "query_string": b"",
+                "query_string": query.encode(),
                 "root_path": "",
-                "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/x-www-form-urlencoded")],
+                "headers": headers,
                 "client": ("127.0.0.1", 5000),
                 "server": ("127.0.0.1", 8000),
             },
@@ -252,9 +261,13 @@ async def profile(
                 lines = await B.mint_public(dsn, client_id, base, "code", 1500 * seconds)
                 (tmp / "codes.txt").write_text("\n".join(lines) + "\n")
                 script, url, wrk_env = "once.lua", f"{base}/api/oauth/token", {"BODIES_FILE": str(tmp / "codes.txt")}
-            else:
+            elif scenario == "read":
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true"
                 wrk_env = {"ACCESS_TOKEN": tokens["access_token"]}
+            else:  # anonymous: the public catalogue, as the bench reads it
+                school = B._claims(tokens["access_token"])["school_id"]
+                script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true&school={school}"
+                wrk_env = {"ACCESS_TOKEN": ""}
             if in_process or breakdown:
                 return await _in_process(dsn, base, url, wrk_env, scenario, breakdown)
             collapsed = tmp / "stacks.txt"
@@ -292,7 +305,7 @@ async def profile(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenario", choices=["introspection", "refresh", "code", "read"])
+    parser.add_argument("scenario", choices=["introspection", "refresh", "code", "read", "anonymous"])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--in-process", action="store_true", help="cProfile the ASGI app in this process instead")

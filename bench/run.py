@@ -43,6 +43,7 @@ from bench.harness import (  # noqa: E402
     CORES,
     MachineLoad,
     backends_cpu_seconds,
+    busy_seconds,
     cpu_seconds,
     free_port,
     median_of,
@@ -618,8 +619,10 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
                 path.write_text("\n".join(await side.mint_refresh(lineages)) + "\n")
                 side.files["refresh", str(n)] = path
         runs: dict[str, list[dict[str, float]]] = {s.name: [] for s in sides}
+        busy: list[float] = []  # the whole machine's CPU seconds per request, one worker
         for n in range(rounds + 1):  # round 0 warms up and is not counted
             for side in sides if n % 2 == 0 else sides[::-1]:
+                before = busy_seconds()
                 result = wrk(
                     f"{side.base}{side.token_path}",
                     seconds,
@@ -629,6 +632,8 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
                 )
                 if n:
                     runs[side.name].append(result)
+                    if side is sides[0]:
+                        busy.append((busy_seconds() - before) / max(result["requests"], 1))
                 print(f"scale-out round {n}: {side.name}: {result['rps']:.0f} req/s", flush=True)
     finally:
         for process in processes:
@@ -636,6 +641,10 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
     one, two = (median_of(runs[s.name]) for s in sides)
     valid = one["failures"] == 0 and two["failures"] == 0
     ratio = two["rps"] / one["rps"]
+    # What two cores could give at all: the machine's busy CPU per request with one worker
+    # (the server, PostgreSQL, Redis, wrk and the kernel's share), all cores spent on that.
+    per_request = statistics.median(busy)
+    bound = CORES / per_request / one["rps"]
     run.checks.append(
         (
             "two workers on two cores at 1.8x or more of one worker (refresh grant)",
@@ -660,6 +669,10 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
         ],
         "",
         f"- Two workers / one worker: {ratio:.2f}x.",
+        f"- The whole machine's busy CPU per request with one worker (the server, PostgreSQL, Redis, wrk, the "
+        f"kernel): {per_request * 1e6:.0f} µs. With all {CORES} cores spent on that alone, the machine could "
+        f"serve {CORES / per_request:.0f} req/s: {bound:.2f}x one worker is the most any number of workers could "
+        "give on this machine.",
         "",
     ]
 
