@@ -16,6 +16,7 @@ from courseschool.common.jose import generate_signing_key, sign_jwt
 
 from .api_env import ApiEnv, api_env
 from .flow import BASE_URL
+from .tcp_proxy import TcpProxy, redis_proxy
 
 METADATA = f'resource_metadata="{BASE_URL}/.well-known/oauth-protected-resource"'
 
@@ -243,6 +244,46 @@ async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv,
     assert await feed.wait_healthy(5.0)
     claims = await _claims(env, token)
     assert feed.revoked(feed_principal(claims))
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+
+
+@pytest.fixture(params=["jwt", "introspection"])
+async def proxied(
+    request, authz_settings, database_url, redis_url, clean_db, redis_client, clock
+) -> AsyncIterator[tuple[ApiEnv, TcpProxy]]:
+    """The resource API reaching Redis through a proxy that can hold its reconnections."""
+    async with (
+        redis_proxy(redis_url) as proxy,
+        api_env(
+            authz_settings=authz_settings,
+            database_url=database_url,
+            redis_url=redis_url,
+            pool=clean_db,
+            redis=redis_client,
+            clock=clock,
+            mode=request.param,
+            rs_redis_url=proxy.url,
+        ) as running,
+    ):
+        assert await running.rs_app.state.resources.verifier.feed.wait_healthy()
+        yield running, proxy
+
+
+async def test_a_lost_feed_is_distrusted_before_it_reconnects(proxied: tuple[ApiEnv, TcpProxy], redis_client) -> None:
+    """The feed counts as lost when its connection drops, not once a reconnection has
+    succeeded or failed: a revocation published in between never reaches it."""
+    env, proxy = proxied
+    feed = env.rs_app.state.resources.verifier.feed
+    token = await env.token("courses:read")
+    assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200  # now held in memory
+    proxy.hold_new_connections()  # a reconnection takes as long as the test wants
+    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+    await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
+    _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))  # the server was asked
+    assert not feed.healthy
+    proxy.release_new_connections()
+    assert await feed.wait_healthy(5.0)
+    assert feed.revoked(feed_principal(await _claims(env, token)))  # the reload found what the feed missed
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
 
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from typing import Any, Protocol
 
 import httpx
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 
 from courseschool.common.logging import get_logger
 from courseschool.common.revocation import CHANNEL, RevocationEvent
@@ -31,15 +34,35 @@ class Revocable(Protocol):
     def jti(self) -> str | None: ...
 
 
+class FeedLost(Exception):
+    """The feed's connection closed, failed or went silent."""
+
+
 class RevocationFeed:
     """The revoked grants and token ids, kept in memory from the Redis feed.
 
-    `healthy` is true only while subscribed and after the set was (re)loaded; while it
-    is false nothing may be trusted from memory, and callers ask the authorization
-    server instead.
+    `healthy` is true only while subscribed, after the set was (re)loaded, and while
+    the connection is heard from: while it is false nothing may be trusted from
+    memory, and callers ask the authorization server instead.
+
+    A lost connection must count as lost at once. The feed therefore reads its
+    subscription itself instead of through redis-py's `PubSub.get_message`, which on a
+    dropped connection reconnects and resubscribes *before* raising: the feed would
+    look healthy through the reconnection although a revocation published meanwhile
+    never reaches it. A connection that stops answering without closing (a silent
+    partition) is caught by pinging it every `ping_every` seconds: after `silence`
+    seconds without a byte from the server the feed is unhealthy, then reconnects.
     """
 
-    def __init__(self, redis: aioredis.Redis, *, on_change: Any = None, loader: Any = None) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        on_change: Any = None,
+        loader: Any = None,
+        ping_every: float = 1.0,
+        silence: float = 3.0,
+    ) -> None:
         self._redis = redis
         # Asks the authorization server for the current revocations (the record in
         # Postgres), so that a flushed Redis cannot make a revoked token good again.
@@ -48,12 +71,15 @@ class RevocationFeed:
         self._jtis: set[str] = set()
         self._on_change = on_change or (lambda: None)
         self._connected = asyncio.Event()
+        self._heard = -math.inf  # time.monotonic() of the last bytes from the server
+        self._ping_every = ping_every
+        self._silence = silence
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
 
     @property
     def healthy(self) -> bool:
-        return self._connected.is_set()
+        return self._connected.is_set() and time.monotonic() - self._heard < self._silence
 
     def revoked(self, principal: Revocable) -> bool:
         return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
@@ -82,6 +108,13 @@ class RevocationFeed:
             self._jtis.add(event.jti)
         self._on_change()
 
+    def _lost(self, error: BaseException) -> None:
+        """Distrust memory now: called before anything else awaits."""
+        if self._connected.is_set():
+            log.warning("revocation_feed_lost", error=type(error).__name__)
+        self._connected.clear()
+        self._on_change()
+
     async def _load(self) -> None:
         grants: set[str] = set()
         jtis: set[str] = set()
@@ -101,26 +134,47 @@ class RevocationFeed:
             try:
                 await pubsub.subscribe(CHANNEL)
                 await self._load()  # after subscribing: nothing published in between is lost
+                self._heard = time.monotonic()  # the silence is counted from here, and pinged at once
                 self._connected.set()
                 self._on_change()
                 delay = 0.2
                 log.info("revocation_feed_connected")
-                while not self._stopping:  # short waits, so that stopping is never held up
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                    if message is not None and message.get("type") == "message":
-                        self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
+                await self._follow(pubsub)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the connection is gone, whatever the cause: trust nothing cached
-                if self.healthy:
-                    log.warning("revocation_feed_lost", error=type(exc).__name__)
-                self._connected.clear()
-                self._on_change()
+                self._lost(exc)
             finally:
                 with contextlib.suppress(Exception):  # closing a connection that is already gone
                     await pubsub.aclose()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
+
+    async def _follow(self, pubsub: PubSub) -> None:
+        """Apply every message on the subscription's own connection, pinging it while idle."""
+        connection = pubsub.connection
+        assert connection is not None  # subscribed
+        next_ping = time.monotonic()
+        while not self._stopping:
+            now = time.monotonic()
+            if not connection.is_connected:
+                raise FeedLost("the connection closed")  # never let the client reconnect it unseen
+            if now - self._heard >= self._silence:
+                raise FeedLost(f"nothing heard for {self._silence} s")
+            if now >= next_ping:
+                await connection.send_command("PING", check_health=False)
+                next_ping = now + self._ping_every
+            # Short reads, so that stopping, pinging and the silence check are never held up.
+            wait = min(next_ping, self._heard + self._silence) - now
+            response = await connection.read_response(
+                timeout=max(wait, 0.01), disconnect_on_error=False, push_request=True
+            )
+            if response is None:
+                continue
+            self._heard = time.monotonic()
+            message = await pubsub.handle_message(response, ignore_subscribe_messages=True)
+            if message is not None and message.get("type") == "message":
+                self._apply(msgspec.json.decode(message["data"], type=RevocationEvent))
 
 
 class RevocationSource:

@@ -1,0 +1,82 @@
+"""The resource server's revocation feed on a real Redis behind a proxy that can
+stall the connection without closing it, as a silent network partition does."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import msgspec
+
+from courseschool.common.redis import create_redis
+from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
+from courseschool.resource_api.revocation_feed import RevocationFeed
+
+from .tcp_proxy import redis_proxy
+
+
+class Token(msgspec.Struct, frozen=True):
+    grant_id: str | None = None
+    jti: str | None = None
+
+
+async def _until(condition: Callable[[], bool], within: float) -> bool:
+    async with asyncio.timeout(within):
+        while not condition():
+            await asyncio.sleep(0.02)
+    return True
+
+
+async def _revoke(redis_client, jti: str) -> None:
+    """What the authorization server does for a revoked access token: a key, then a message."""
+    await redis_client.set(jti_key(jti), 1, ex=600)
+    await redis_client.publish(CHANNEL, msgspec.json.encode(RevocationEvent(jti=jti)))
+
+
+async def test_a_silent_connection_is_distrusted_then_reloaded(redis_url, redis_client) -> None:
+    async with redis_proxy(redis_url) as proxy:
+        redis = create_redis(proxy.url)
+        changes: list[bool] = []
+        feed = RevocationFeed(redis, ping_every=0.1, silence=0.5, on_change=lambda: changes.append(feed.healthy))
+        feed.start()
+        try:
+            assert await feed.wait_healthy()
+            await asyncio.sleep(1.0)  # twice the silence limit with nothing to say: the pings keep it alive
+            assert feed.healthy
+            await _revoke(redis_client, "heard")
+            assert await _until(lambda: feed.revoked(Token(jti="heard")), within=2.0)
+
+            proxy.stall()  # the connection stays open, nothing comes through
+            await _revoke(redis_client, "missed")  # published while the feed cannot hear it
+            assert await _until(lambda: not feed.healthy, within=2.0)
+            assert not feed.revoked(Token(jti="missed"))
+            assert changes[-1] is False  # the cached principals were dropped when it went quiet
+
+            proxy.resume()
+            assert await feed.wait_healthy(5.0)
+            assert feed.revoked(Token(jti="missed"))  # the reload after reconnecting found it
+            assert feed.revoked(Token(jti="heard"))
+        finally:
+            await feed.stop()
+            await redis.aclose()
+
+
+async def test_a_closed_connection_is_distrusted_at_once_and_the_feed_comes_back(redis_url, redis_client) -> None:
+    async with redis_proxy(redis_url) as proxy:
+        redis = create_redis(proxy.url)
+        feed = RevocationFeed(redis)
+        feed.start()
+        try:
+            assert await feed.wait_healthy()
+            proxy.hold_new_connections()
+            await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            assert await _until(lambda: not feed.healthy, within=1.0)
+            await _revoke(redis_client, "while-away")
+            await asyncio.sleep(0.5)  # the feed keeps trying; every attempt is held
+            assert not feed.healthy
+            proxy.release_new_connections()
+            assert await feed.wait_healthy(10.0)
+            assert feed.revoked(Token(jti="while-away"))
+        finally:
+            await feed.stop()
+            await redis.aclose()
