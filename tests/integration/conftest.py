@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -97,25 +98,33 @@ async def cimd_flow(
 
 
 @pytest.fixture
-async def jwt_env(
+def open_api_env(
     authz_settings: AuthzSettings,
     database_url: str,
     redis_url: str,
     clean_db: asyncpg.Pool,
     redis_client: object,
     clock: FrozenClock,
-) -> AsyncIterator[object]:
-    """The authorization server and the resource API (checking JWTs) side by side: an
-    `api_env.ApiEnv`. (Imported here, not at the top: `api_env` imports this module.)"""
+) -> Callable[..., AbstractAsyncContextManager[Any]]:
+    """Opens the authorization server and the resource API side by side, an
+    `api_env.ApiEnv`, on this test's database, Redis and clock:
+    `async with open_api_env(mode="jwt") as env`; keywords add to or override those.
+    (Imported here, not at the top: `api_env` imports this module.)"""
     from .api_env import api_env
 
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as running:
+    wiring = {
+        "authz_settings": authz_settings,
+        "database_url": database_url,
+        "redis_url": redis_url,
+        "pool": clean_db,
+        "redis": redis_client,
+        "clock": clock,
+    }
+    return lambda **options: api_env(**{**wiring, **options})
+
+
+@pytest.fixture
+async def jwt_env(open_api_env: Callable[..., AbstractAsyncContextManager[Any]]) -> AsyncIterator[object]:
+    """The authorization server and the resource API (checking JWTs) side by side."""
+    async with open_api_env(mode="jwt") as running:
         yield running

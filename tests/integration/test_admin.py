@@ -16,7 +16,7 @@ import structlog
 from courseschool.authz.endpoints.maintenance import remove_unused_clients
 
 from .admin_api import ADMIN, admin_cli, admin_get, admin_post, with_admin
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import BASE_URL, PASSWORD, Flow, pkce_pair, query_of
 
 HTTPS_CALLBACK = "https://partner.example.com/oauth/callback"
@@ -231,18 +231,8 @@ async def test_admin_actions_are_audited_without_secrets(admin_flow: Flow) -> No
         assert user["password"] not in repr(event) and integration["client_secret"] not in repr(event)
 
 
-async def test_disabled_users_tokens_stop_working_at_the_api(
-    authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> None:
-    async with api_env(
-        authz_settings=with_admin(authz_settings),
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as env:
+async def test_disabled_users_tokens_stop_working_at_the_api(open_api_env, authz_settings) -> None:
+    async with open_api_env(authz_settings=with_admin(authz_settings), mode="jwt") as env:
         env: ApiEnv
         school = await env.school("acme")
         user = await env.flow.user("owner", school=school)

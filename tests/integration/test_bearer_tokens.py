@@ -14,7 +14,7 @@ import pytest
 from courseschool.authz.components import Components
 from courseschool.common.jose import generate_signing_key, sign_jwt
 
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import BASE_URL
 from .tcp_proxy import TcpProxy, redis_proxy
 
@@ -22,16 +22,8 @@ METADATA = f'resource_metadata="{BASE_URL}/.well-known/oauth-protected-resource"
 
 
 @pytest.fixture(params=["jwt", "introspection"])
-async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode=request.param,
-    ) as running:
+async def env(request, open_api_env) -> AsyncIterator[ApiEnv]:
+    async with open_api_env(mode=request.param) as running:
         yield running
 
 
@@ -166,17 +158,9 @@ async def test_new_signing_key_is_fetched_on_an_unknown_kid(env: ApiEnv) -> None
 
 
 async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(
-    authz_settings, database_url, redis_url, clean_db, redis_client, clock
+    open_api_env, clock, redis_client
 ) -> None:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="introspection",
-    ) as env:
+    async with open_api_env(mode="introspection") as env:
         token = await env.token("courses:read")
         clock.advance(500)  # 100 s of life left
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
@@ -187,19 +171,8 @@ async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(
 
 
 @pytest.mark.parametrize("mode", ["jwt", "introspection"])
-async def test_without_redis_the_resource_server_asks_the_authorization_server(
-    mode, authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> None:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode=mode,
-        rs_redis_url="redis://127.0.0.1:1/0",
-    ) as env:
+async def test_without_redis_the_resource_server_asks_the_authorization_server(mode, open_api_env) -> None:
+    async with open_api_env(mode=mode, rs_redis_url="redis://127.0.0.1:1/0") as env:
         assert env.rs_app.state.resources.verifier.feed.healthy is False
         token = await env.token("courses:read")
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
@@ -208,19 +181,8 @@ async def test_without_redis_the_resource_server_asks_the_authorization_server(
         _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
 
 
-async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(
-    authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> None:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-        jwks_refetch=3600,
-    ) as env:
+async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(open_api_env) -> None:
+    async with open_api_env(mode="jwt", jwks_refetch=3600) as env:
         token = await env.token("courses:read")
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
         fetches = env.authz_calls.count("/api/oauth/jwks")
@@ -248,22 +210,11 @@ async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv,
 
 
 @pytest.fixture(params=["jwt", "introspection"])
-async def proxied(
-    request, authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> AsyncIterator[tuple[ApiEnv, TcpProxy]]:
+async def proxied(request, open_api_env, redis_url) -> AsyncIterator[tuple[ApiEnv, TcpProxy]]:
     """The resource API reaching Redis through a proxy that can hold its reconnections."""
     async with (
         redis_proxy(redis_url) as proxy,
-        api_env(
-            authz_settings=authz_settings,
-            database_url=database_url,
-            redis_url=redis_url,
-            pool=clean_db,
-            redis=redis_client,
-            clock=clock,
-            mode=request.param,
-            rs_redis_url=proxy.url,
-        ) as running,
+        open_api_env(mode=request.param, rs_redis_url=proxy.url) as running,
     ):
         assert await running.rs_app.state.resources.verifier.feed.wait_healthy()
         yield running, proxy

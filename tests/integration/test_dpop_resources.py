@@ -15,7 +15,7 @@ import pytest
 from courseschool.common.clock import FrozenClock
 
 from ..dpop_proofs import DpopKey
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import BASE_URL
 
 COURSES = f"{BASE_URL}/api/v1/courses"
@@ -24,16 +24,8 @@ ALGS = 'algs="ES256 Ed25519 EdDSA RS256 PS256"'
 
 
 @pytest.fixture(params=["jwt", "introspection"])
-async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode=request.param,
-    ) as running:
+async def env(request, open_api_env) -> AsyncIterator[ApiEnv]:
+    async with open_api_env(mode=request.param) as running:
         yield running
 
 

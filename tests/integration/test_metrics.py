@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import Flow, pkce_pair
 
 
@@ -68,18 +68,8 @@ async def test_requests_are_counted_by_route_template_never_by_path(flow: Flow) 
     assert uid not in text and interaction not in text
 
 
-async def test_resource_api_counts_token_cache_hits(
-    authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> None:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as env:
+async def test_resource_api_counts_token_cache_hits(open_api_env) -> None:
+    async with open_api_env(mode="jwt") as env:
         env: ApiEnv
         token = await env.token("courses:read")
         await env.api.get("/api/v1/courses", headers=env.bearer(token))  # verified once, then cached

@@ -11,7 +11,7 @@ import pytest
 
 from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec
 
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import BASE_URL
 
 COLLECTIONS = [s for s in AREA_SPECS if s.kind == "collection"]
@@ -70,30 +70,8 @@ async def insert(env: ApiEnv, spec: AreaSpec, school: str, n: int = 0, **overrid
 
 
 @pytest.fixture(params=["jwt", "introspection"])
-async def env(request, authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode=request.param,
-    ) as running:
-        yield running
-
-
-@pytest.fixture
-async def jwt_env(authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as running:
+async def env(request, open_api_env) -> AsyncIterator[ApiEnv]:
+    async with open_api_env(mode=request.param) as running:
         yield running
 
 

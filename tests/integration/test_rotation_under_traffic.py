@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 
 
-async def test_no_request_fails_while_keys_rotate(
-    authz_settings, database_url, redis_url, clean_db, redis_client, clock
-) -> None:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as env:
+async def test_no_request_fails_while_keys_rotate(open_api_env) -> None:
+    async with open_api_env(mode="jwt") as env:
         env: ApiEnv
         authz = env.flow.client.app.state.authz
         tokens = [await env.token("courses:read")]

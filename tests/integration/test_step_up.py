@@ -8,21 +8,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from .api_env import ApiEnv, api_env
+from .api_env import ApiEnv
 from .flow import Flow, Lifecycle, pkce_pair, query_of
 
 
 @pytest.fixture
-async def env(authz_settings, database_url, redis_url, clean_db, redis_client, clock) -> AsyncIterator[ApiEnv]:
-    async with api_env(
-        authz_settings=authz_settings,
-        database_url=database_url,
-        redis_url=redis_url,
-        pool=clean_db,
-        redis=redis_client,
-        clock=clock,
-        mode="jwt",
-    ) as running:
+async def env(open_api_env) -> AsyncIterator[ApiEnv]:
+    async with open_api_env(mode="jwt") as running:
         yield running
 
 
