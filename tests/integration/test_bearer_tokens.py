@@ -227,15 +227,26 @@ async def test_a_lost_feed_is_distrusted_before_it_reconnects(proxied: tuple[Api
     feed = env.rs_app.state.resources.verifier.feed
     token = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200  # now held in memory
+    assert await _feed_gauge(env) == 1.0
     proxy.hold_new_connections()  # a reconnection takes as long as the test wants
     await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))  # the server was asked
     assert not feed.healthy
+    assert await _feed_gauge(env) == 0.0  # what the operator's alert watches
     proxy.release_new_connections()
     assert await feed.wait_healthy(5.0)
+    assert await _feed_gauge(env) == 1.0
     assert feed.revoked(feed_principal(await _claims(env, token)))  # the reload found what the feed missed
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
+
+
+async def _feed_gauge(env: ApiEnv) -> float | None:
+    """The resource API's courseschool_revocation_feed_healthy sample (None when absent)."""
+    for line in (await env.api.get("/metrics")).text.splitlines():
+        if line.startswith('courseschool_revocation_feed_healthy{service="resource_api"} '):
+            return float(line.rsplit(" ", 1)[1])
+    return None
 
 
 def feed_principal(claims: dict):

@@ -42,6 +42,12 @@ GRANTS_REVOKED = Counter(
 METADATA_FETCHES = Counter(
     "courseschool_client_metadata_fetches_total", "Client ID Metadata Document fetches, by result", ["result"]
 )
+REVOCATION_FEED = Gauge(
+    "courseschool_revocation_feed_healthy",
+    "1 while a resource server trusts the revocations it keeps in memory (subscribed, loaded, heard from); "
+    "0 while it asks the authorization server about every token",
+    ["service"],
+)
 SIGNING_KEY_ACTIVATED = Gauge(
     "courseschool_signing_key_activated_timestamp_seconds",
     "When the active signing key of each algorithm began signing (Unix time)",

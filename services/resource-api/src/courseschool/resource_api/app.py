@@ -19,6 +19,7 @@ from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.db import backing_services
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
+from courseschool.common.metrics import REVOCATION_FEED
 from courseschool.common.resource import canonical_resource
 from courseschool.common.web import check_internal, forward_request_id, json_response, service_app
 
@@ -65,6 +66,8 @@ def create_app(
             revocations=RevocationSource(http, settings.internal_token) if settings.internal_token else None,
         )
         verifier.feed.start()
+        feed = verifier.feed
+        REVOCATION_FEED.labels("resource_api").set_function(lambda: float(feed.healthy))  # read at each scrape
         schools = SchoolDirectory(PgSchoolStore(pool), http, settings.internal_token)
         app.state.resources = ResourceService(settings, pool, verifier, schools)
         app.state.redis = redis
