@@ -1,22 +1,23 @@
-"""A TCP forwarder in front of the test Redis, to give a client the network faults a
-deployment sees: new connections held back (a slow reconnect) and traffic that stops
-without the connection closing (a silent partition)."""
+"""A TCP forwarder in front of the test Redis or PostgreSQL, to give a client the
+network faults a deployment sees: new connections held back (a slow reconnect) and
+traffic that stops without the connection closing (a silent partition)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from urllib.parse import parse_qs, urlsplit
 
 
 class TcpProxy:
-    def __init__(self, redis_url: str) -> None:
-        parts = urlsplit(redis_url)
-        self._unix_path = parts.path if parts.scheme == "unix" else None  # the embedded Redis
-        self._upstream = (parts.hostname or "127.0.0.1", parts.port or 6379)
-        self._db = parse_qs(parts.query).get("db", ["0"])[0] if self._unix_path else parts.path.strip("/") or "0"
-        self._auth = f"{parts.username or ''}:{parts.password}@" if parts.password else ""
+    """Listens on a free port of 127.0.0.1 and forwards to `host`:`port`, or to the unix
+    socket `unix_path` (the embedded servers listen on one)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, unix_path: str | None = None) -> None:
+        self._upstream = (host, port)
+        self._unix_path = unix_path
+        self.url = ""  # the client's address of the server, through this proxy
         self._accepting = asyncio.Event()  # cleared: new connections wait
         self._accepting.set()
         self._flowing = asyncio.Event()  # cleared: bytes stop in both directions
@@ -29,11 +30,6 @@ class TcpProxy:
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
-
-    @property
-    def url(self) -> str:
-        """The same Redis database, reached through this proxy."""
-        return f"redis://{self._auth}127.0.0.1:{self.port}/{self._db}"
 
     async def close(self) -> None:
         self._accepting.set()
@@ -93,10 +89,36 @@ class TcpProxy:
 
 
 @contextlib.asynccontextmanager
-async def redis_proxy(redis_url: str) -> AsyncIterator[TcpProxy]:
-    proxy = TcpProxy(redis_url)
+async def _running(proxy: TcpProxy, url: Callable[[int], str]) -> AsyncIterator[TcpProxy]:
     await proxy.start()
+    proxy.url = url(proxy.port)
     try:
         yield proxy
     finally:
         await proxy.close()
+
+
+def redis_proxy(redis_url: str) -> contextlib.AbstractAsyncContextManager[TcpProxy]:
+    """The same Redis database, reached through a proxy (`proxy.url`)."""
+    parts = urlsplit(redis_url)
+    auth = f"{parts.username or ''}:{parts.password}@" if parts.password else ""
+    if parts.scheme == "unix":  # the embedded Redis
+        db = parse_qs(parts.query).get("db", ["0"])[0]
+        proxy = TcpProxy(unix_path=parts.path)
+    else:
+        db = parts.path.strip("/") or "0"
+        proxy = TcpProxy(parts.hostname or "127.0.0.1", parts.port or 6379)
+    return _running(proxy, lambda port: f"redis://{auth}127.0.0.1:{port}/{db}")
+
+
+def postgres_proxy(dsn: str) -> contextlib.AbstractAsyncContextManager[TcpProxy]:
+    """The same PostgreSQL database, reached through a proxy (`proxy.url`)."""
+    parts = urlsplit(dsn)
+    socket_dir = parse_qs(parts.query).get("host", [""])[0]
+    port = parts.port or 5432
+    if socket_dir.startswith("/"):  # the embedded PostgreSQL
+        proxy = TcpProxy(unix_path=f"{socket_dir}/.s.PGSQL.{port}")
+    else:
+        proxy = TcpProxy(parts.hostname or "127.0.0.1", port)
+    userinfo = parts.netloc.rpartition("@")[0]
+    return _running(proxy, lambda local: f"postgresql://{userinfo}@127.0.0.1:{local}{parts.path}")

@@ -20,6 +20,7 @@ from courseschool.common.row_cache import RowCache
 from .admin_api import ADMIN, with_admin
 from .conftest import serve
 from .flow import Flow
+from .tcp_proxy import postgres_proxy
 
 INSERT = """
 INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
@@ -141,6 +142,35 @@ async def test_without_its_listener_nothing_is_kept(cache: RowCache[str], clean_
     assert load.reads <= reads + 1
 
 
+async def test_a_silent_listener_is_given_up_and_its_copies_with_it(database_url: str, clean_db: asyncpg.Pool) -> None:
+    """A partition closes nothing: the listening connection stays open and no notice of a
+    change arrives. The cache stops serving from memory once its listener has not
+    answered for `silence` seconds, well before the entries' own lifetime ends."""
+    await clean_db.execute(INSERT, "app-1", "First name")
+    async with postgres_proxy(database_url) as proxy:
+        rows: RowCache[str] = RowCache(proxy.url, CHANGES, retry=0.05, ping_every=0.1, silence=1.0)
+        try:
+            load = Counted(clean_db)
+            assert await rows.get("app-1", load) == "First name"
+            await asyncio.sleep(2.0)  # twice the silence limit: the answered pings keep the listener
+            assert await rows.get("app-1", load) == "First name" and load.reads == 1  # still kept
+
+            proxy.stall()
+            await clean_db.execute("UPDATE authz_clients SET client_name = 'New name' WHERE client_id = 'app-1'")
+            await asyncio.sleep(0.2)  # the notice is stuck in the partition...
+            assert await rows.get("app-1", load) == "First name"  # ...so the old copy is still served
+            assert await eventually(lambda: _is(rows, "app-1", load, "New name"), seconds=3.0)
+            reads = load.reads
+            await rows.get("app-1", load)
+            assert load.reads == reads + 1  # nothing kept while the listener cannot be heard
+
+            proxy.resume()
+            assert await eventually(lambda: _kept(rows, "app-1", load), seconds=5.0)  # listening again
+        finally:
+            proxy.resume()
+            await rows.close()
+
+
 async def test_an_unreachable_listener_means_every_lookup_asks(clean_db: asyncpg.Pool) -> None:
     rows: RowCache[str] = RowCache("postgresql://nobody@127.0.0.1:9/none", CHANGES)
     await clean_db.execute(INSERT, "app-1", "First name")
@@ -173,3 +203,11 @@ async def test_a_client_disabled_through_another_replica_is_refused(
 
 async def _is(cache: RowCache[str], key: str, load: Callable[[str], Awaitable[str | None]], want: object) -> bool:
     return await cache.get(key, load) == want
+
+
+async def _kept(cache: RowCache[str], key: str, load: Counted) -> bool:
+    """Whether the row is served from memory: two lookups, at most one read."""
+    reads = load.reads
+    await cache.get(key, load)
+    await cache.get(key, load)
+    return load.reads <= reads + 1

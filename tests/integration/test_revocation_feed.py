@@ -58,6 +58,8 @@ async def test_a_silent_connection_is_distrusted_then_reloaded(redis_url, redis_
             assert feed.revoked(Token(jti="missed"))  # the reload after reconnecting found it
             assert feed.revoked(Token(jti="heard"))
         finally:
+            proxy.resume()
+            proxy.release_new_connections()
             await feed.stop()
             await redis.aclose()
 
@@ -79,5 +81,7 @@ async def test_a_closed_connection_is_distrusted_at_once_and_the_feed_comes_back
             assert await feed.wait_healthy(10.0)
             assert feed.revoked(Token(jti="while-away"))
         finally:
+            proxy.resume()
+            proxy.release_new_connections()
             await feed.stop()
             await redis.aclose()
