@@ -1,10 +1,11 @@
 """The refresh grant and introspection as the tables grow: live grants, each with a live
 refresh token, and revoked access tokens (a tenth as many) bulk-inserted with
 generate_series into the platform's own tables, then the same scenarios as the
-side-by-side section (platform only) at each size. Cost per request is the server's
-time per request at saturation on its one core (1 / throughput); the figure drawn in
-bench/growth.svg. Optional (`make bench BENCH_ARGS=--growth`): a million rows take a
-while to insert."""
+side-by-side section (platform only) at each size. Cost per request is the CPU time the
+server and its PostgreSQL backends spend per request served, drawn in bench/growth.svg;
+the machine's own speed is probed before each size, so that a machine that slowed down
+between two sizes is not read as the tables' doing. Optional (`make bench
+BENCH_ARGS=--growth`): a million rows take a while to insert."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from urllib.parse import unquote
 
 import asyncpg
 
-from bench.harness import ROOT, median_of, wrk
+from bench.harness import ROOT, drift, median_of, speed_probe, wrk
 from bench.sidebyside import Side, measured
 
 _GRANTS = """
@@ -99,6 +100,7 @@ async def growth_section(
         await conn.close()
     figures: dict[int, dict[str, dict[str, float]]] = {}
     outside: dict[int, tuple[float, float]] = {}  # blocks read from outside shared_buffers: per request, share
+    probes: dict[int, float] = {}  # the machine's speed right before each size's rounds
     present = 0
     warm = tmp / "growth-warm.txt"  # a warm-up run of each, not counted
     warm.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
@@ -120,6 +122,7 @@ async def growth_section(
             await grow(dsn, client_id, ours.base, email, present, level)
             present = level
         runs: dict[str, list[dict[str, float]]] = {"refresh": [], "introspection": []}
+        probes[level] = speed_probe()
         before = await blocks(dsn)
         for n in range(rounds):
             tokens = tmp / f"growth-{level}-{n}.txt"
@@ -160,11 +163,12 @@ async def growth_section(
         f"on top of the {own:,} grants the bench itself had made. Medians of {rounds} rounds of "
         f"{seconds} s at each size. Cost per request: the CPU time the server and its PostgreSQL backends "
         "spent per request served (steadier than throughput when other work shares the machine); the plot "
-        "draws it.",
+        "draws it. Speed probe: the machine's own speed right before each size's rounds "
+        "(`harness.speed_probe`, µs for a fixed piece of CPU work on the server's core; lower is faster).",
         "",
         "| extra rows N | refresh req/s | refresh CPU µs per request | introspection req/s | introspection CPU "
-        "µs per request | blocks from outside shared_buffers per request | valid |",
-        "|---:|---:|---:|---:|---:|---:|---|",
+        "µs per request | blocks from outside shared_buffers per request | speed probe µs | valid |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
 
     def cost(f: dict[str, float]) -> float:
@@ -176,7 +180,7 @@ async def growth_section(
         lines.append(
             f"| {level:,} | {f['refresh']['rps']:.0f} | {cost(f['refresh']):.0f} | "
             f"{f['introspection']['rps']:.0f} | {cost(f['introspection']):.0f} | "
-            f"{per_request:.2f} ({share:.1%} of blocks) | {'yes' if ok else 'no'} |"
+            f"{per_request:.2f} ({share:.1%} of blocks) | {probes[level]:.1f} | {'yes' if ok else 'no'} |"
         )
     svg = ROOT / "bench" / "growth.svg"
     svg.write_text(plot({k: {s: cost(v) for s, v in f.items()} for k, f in figures.items()}))
@@ -189,17 +193,25 @@ async def growth_section(
         "![CPU time per request (server and PostgreSQL) as the tables grow](growth.svg)",
         "",
     ]
+    slower = probes[large] / probes[small]
+    moved = drift(probes[small], probes[large])
+    lines.append(
+        f"- The machine's speed probe, {large:,} / {small:,}: {slower:.2f} ({moved}). In brackets below, "
+        "each figure corrected by it: what the tables' growth alone would explain, had the machine kept its speed."
+    )
     for scenario in ("refresh", "introspection"):
         ratio = figures[large][scenario]["rps"] / figures[small][scenario]["rps"]
         valid = all(f[scenario]["failures"] == 0 for f in figures.values())
         cpu = cost(figures[large][scenario]) / cost(figures[small][scenario])
         lines.append(
-            f"- {scenario}: throughput with {large:,} extra rows / with {small:,}: {ratio:.2f}; CPU time "
-            f"per request, {large:,} / {small:,}: {cpu:.2f}."
+            f"- {scenario}: throughput with {large:,} extra rows / with {small:,}: {ratio:.2f} ({ratio * slower:.2f} "
+            f"at the machine's first speed); CPU time per request, {large:,} / {small:,}: {cpu:.2f} "
+            f"({cpu / slower:.2f})."
         )
+        caveat = "" if abs(slower - 1) < 0.05 else f" (the machine's speed moved between the sizes: {slower:.2f})"
         run.checks.append(
             (
-                f"{scenario} with {large:,} grants and refresh tokens within 10% of small tables",
+                f"{scenario} with {large:,} grants and refresh tokens within 10% of small tables{caveat}",
                 ratio,
                 ratio >= 0.9 and valid,
                 "{:.2f}",

@@ -9,6 +9,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -138,6 +139,42 @@ def rss_mb(process: subprocess.Popen[bytes] | int) -> float:
     return total / 2**20
 
 
+# A fixed piece of CPU work (the interpreter, dicts, JSON, a hash: what a request of ours
+# spends its time on), run on the server's core in a process of its own.
+_PROBE = """
+import hashlib, json, time
+def unit():
+    d = {"k%d" % i: [i, str(i), {"v": i * 2}] for i in range(40)}
+    s = json.dumps(d, sort_keys=True)
+    hashlib.sha256(s.encode()).digest()
+    return sorted(json.loads(s))
+runs = []
+for _ in range(25):
+    started = time.process_time()
+    for _ in range(300):
+        unit()
+    runs.append((time.process_time() - started) / 300 * 1e6)
+print(min(runs))
+"""
+
+
+def speed_probe() -> float:
+    """µs of CPU one unit of the fixed work takes on the server's core now (the least
+    disturbed of 25 runs). The same code on the same machine should always take the
+    same time; when it does not, the machine itself got faster or slower (a neighbour on
+    the host, the host's clock), and figures taken at the two moments do not compare."""
+    cmd = pinned([sys.executable, "-c", _PROBE], SERVER_CORE)
+    return float(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+
+
+def drift(before: float, after: float) -> str:
+    """How the machine's speed moved between two probes, in words."""
+    change = after / before - 1
+    if abs(change) < 0.05:
+        return f"steady, {change:+.0%}"
+    return f"{'slower' if change > 0 else 'faster'} by {abs(change):.0%}: figures from the two moments do not compare"
+
+
 def busy_seconds() -> float:
     """CPU time the whole machine has spent busy (every process, every core) so far."""
     times = psutil.cpu_times()
@@ -154,6 +191,7 @@ class MachineLoad:
         self._start: dict[str, float] = {}
         self._shared: dict[tuple[int, float], float] = {}
         self.shares: dict[str, float] = {}
+        self.probe: list[float] = []  # speed_probe() at start() and at stop()
 
     @staticmethod
     def _own(proc: psutil.Process) -> float:
@@ -175,10 +213,12 @@ class MachineLoad:
         return {"busy": busy, "ours": self._own(psutil.Process()), "wall": time.monotonic()}, shared
 
     def start(self) -> None:
+        self.probe = [speed_probe()]
         self._start, self._shared = self._sample()
 
     def stop(self) -> None:
         end, shared = self._sample()
+        self.probe.append(speed_probe())
         delta = {k: end[k] - self._start[k] for k in end}
         # servers that started during the run count whole; those that stopped are lost (counted as others)
         delta["shared"] = sum(cpu - self._shared.get(key, 0.0) for key, cpu in shared.items())
@@ -198,10 +238,13 @@ class MachineLoad:
             if s["others"] < 0.05
             else "BUSY: other processes competed for the cores, the figures are not comparable with a quiet run"
         )
+        first, last = self.probe
         return (
             f"Machine during the run ({s['minutes']:.0f} min, {CORES} cores): this bench's processes used "
             f"{s['ours']:.0%} of the CPU time, PostgreSQL and Redis {s['shared']:.0%}, everything else "
-            f"{s['others']:.0%} ({verdict})."
+            f"{s['others']:.0%} ({verdict}). Its speed: a fixed piece of CPU work on the server's core "
+            f"(`harness.speed_probe`) took {first:.1f} µs at the start and {last:.1f} µs at the end "
+            f"({drift(first, last)})."
         )
 
 
