@@ -9,10 +9,9 @@ from bench.harness import drift, speed_probe
 
 
 def test_the_probe_times_its_fixed_work() -> None:
-    first, second = speed_probe(), speed_probe()
-    assert math.isfinite(first) and first > 0
-    # the same work on the same machine a moment later: the same order of time
-    assert 0.5 < second / first < 2
+    # a figure, not a timing assertion: the subprocess runs its work and prints its time
+    probe = speed_probe(tries=1)
+    assert math.isfinite(probe) and probe > 0
 
 
 def test_a_drift_within_five_percent_is_steady_and_beyond_it_is_named() -> None:
