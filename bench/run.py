@@ -82,6 +82,31 @@ async def scratch_database(prefix: str) -> AsyncIterator[str]:
         await admin.close()
 
 
+@contextlib.asynccontextmanager
+async def copy_of(dsn: str, suffix: str) -> AsyncIterator[str]:
+    """A copy of the database of `dsn` as it is now (CREATE DATABASE ... TEMPLATE), dropped
+    afterwards. Nothing may be connected to it while it is copied: the backends of
+    servers just stopped may take a moment to leave."""
+    source = urlsplit(dsn).path.lstrip("/")
+    name = f"{source}_{suffix}"
+    admin = await asyncpg.connect(PG)
+    try:
+        for attempt in range(50):
+            try:
+                await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
+                break
+            except asyncpg.ObjectInUseError:
+                if attempt == 49:
+                    raise
+                await asyncio.sleep(0.2)
+        try:
+            yield with_database(PG, name)
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str = PASSWORD) -> tuple[dict, dict]:
     """A confidential client's registration and its first tokens, through the real pages."""
     return await code_flow(base, email, password, scope, token_endpoint_auth_method="client_secret_post")
@@ -516,7 +541,7 @@ async def bench(
         if scale and not only and CORES > 1:
             run.sections.append(await scale_out(run, dsn, server, tmp, seconds, rounds))
         if growth_levels and not only:
-            run.sections.append(await growing_tables(run, dsn, server, tmp, seconds, growth_levels))
+            run.sections.append(await growing_tables(run, dsn, server, tmp, seconds, growth_levels, rounds))
     ceiling_rps = rows[0][1]["rps"]
     lines = [
         "# Benchmark results",
@@ -577,26 +602,40 @@ async def compare_with_peer(run: Run, ours: Side, tmp: Path, seconds: int, round
             run.notes.append(f"INVALID: the {scenario} scenario had failed requests (see the side-by-side section).")
 
 
-async def growing_tables(run: Run, dsn: str, server: str, tmp: Path, seconds: int, levels: list[int]) -> list[str]:
+async def growing_tables(
+    run: Run, dsn: str, server: str, tmp: Path, seconds: int, levels: list[int], rounds: int
+) -> list[str]:
     """bench/growth.py on a platform process of its own (pinned like the others), last:
-    the rows it inserts stay in the bench database."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process = start(
-        server_command(server, port),
-        platform_env(dsn, REDIS, port, "jwt", tmp / "growth"),
-        f"{base}/readyz",
-        tmp / "growth.log",
-    )
-    try:
-        _, tokens = await owner_tokens(base, "openid courses:read")
-        ours = await platform_side(process, base, dsn, tokens["access_token"])
-        body = tmp / "growth-introspection.txt"
-        body.write_text(ours.introspection_body + "\n")
-        ours.files["introspection", ""] = body
-        return await growth_section(run, ours, dsn, tmp, seconds, levels, email=EMAIL)
-    finally:
-        stop(process)
+    the rows it inserts stay in the bench database. A second process serves a copy of the
+    database taken before the first insert, the small tables the largest size is
+    compared with, round by round."""
+    async with copy_of(dsn, "small") as small_dsn:
+        sides: list[Side] = []
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for name, database in (("large", dsn), ("small", small_dsn)):
+                port = free_port()
+                base = f"http://127.0.0.1:{port}"
+                processes.append(
+                    start(
+                        server_command(server, port),
+                        platform_env(database, REDIS, port, "jwt", tmp / f"growth-{name}"),
+                        f"{base}/readyz",
+                        tmp / f"growth-{name}.log",
+                    )
+                )
+                _, tokens = await owner_tokens(base, "openid courses:read")
+                side = await platform_side(processes[-1], base, database, tokens["access_token"])
+                side.name = name
+                body = tmp / f"growth-{name}-introspection.txt"
+                body.write_text(side.introspection_body + "\n")
+                side.files["introspection", ""] = body
+                sides.append(side)
+            large, small = sides
+            return await growth_section(run, large, small, dsn, tmp, seconds, levels, rounds=rounds, email=EMAIL)
+        finally:
+            for process in processes:
+                stop(process)
 
 
 async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, rounds: int) -> list[str]:

@@ -72,13 +72,15 @@ def _load(side: Side, scenario: str, tag: str) -> tuple[str, str | None, dict[st
 
 
 async def _prepare(side: Side, tmp: Path, tags: list[str], lineages: int, codes: int) -> None:
+    """Each round's single-use inputs (`codes` 0: none for the exchange)."""
     for tag in tags:
         refresh = tmp / f"{side.name}-refresh-{tag}.txt"
         refresh.write_text("\n".join(await side.mint_refresh(lineages)) + "\n")
         side.files["refresh", tag] = refresh
-        bodies = tmp / f"{side.name}-codes-{tag}.txt"
-        bodies.write_text("\n".join(await side.mint_codes(codes)) + "\n")
-        side.files["code", tag] = bodies
+        if codes:
+            bodies = tmp / f"{side.name}-codes-{tag}.txt"
+            bodies.write_text("\n".join(await side.mint_codes(codes)) + "\n")
+            side.files["code", tag] = bodies
     if ("introspection", "") not in side.files:
         body = tmp / f"{side.name}-introspection.txt"
         body.write_text(side.introspection_body + "\n")
@@ -93,9 +95,15 @@ class Result:
     seconds: int
     rounds: int
     connections: int
+    sides: tuple[str, str] = ("platform", "peer")
 
     def median(self, scenario: str, side: str) -> dict[str, float]:
         return median_of(self.runs[scenario, side])
+
+    def per_round(self, scenario: str) -> float:
+        """The median of the rounds' own ratios (each round's first side over its second)."""
+        first, second = (self.runs[scenario, side] for side in self.sides)
+        return statistics.median(a["rps"] / b["rps"] for a, b in zip(first, second, strict=True))
 
     def valid(self, scenario: str) -> bool:
         return all(r["failures"] == 0 for (sc, _), runs in self.runs.items() if sc == scenario for r in runs)
@@ -111,30 +119,35 @@ async def side_by_side(
     lineages: int = 256,
     connections: int = 32,
     warmup: int = 2,
+    scenarios: tuple[str, ...] = tuple(SCENARIOS),
     log: Callable[[str], None] = print,
 ) -> Result:
+    """`platform` and `peer` are the two sides by role; any two servers of these
+    scenarios compare the same way (the growth section: the platform on large tables and
+    on small ones)."""
     sides = (platform, peer)
+    exchange = "code" in scenarios
     for side in sides:
         side.idle_rss = side.rss()
     # Warm-up (not counted): every scenario once on each server, JIT and caches warm,
     # and the exchange rate that sizes each round's supply of codes.
     warm_rate: dict[str, float] = {}
     for side in sides:
-        await _prepare(side, tmp, ["warm"], lineages, warmup * 4000)
-        for scenario in SCENARIOS:
+        await _prepare(side, tmp, ["warm"], lineages, warmup * 4000 if exchange else 0)
+        for scenario in scenarios:
             url, script, env = _load(side, scenario, "warm")
             result = wrk(url, warmup, script=script, env=env, connections=connections)
             if scenario == "code":
                 warm_rate[side.name] = result["rps"]
     tags = [str(n) for n in range(rounds)]
     for side in sides:
-        per_round = math.ceil(warm_rate[side.name] * seconds * 2.5) + 1000
+        per_round = math.ceil(warm_rate[side.name] * seconds * 2.5) + 1000 if exchange else 0
         log(f"minting for {side.name}: {rounds} x ({lineages} refresh lineages, {per_round} codes)")
         await _prepare(side, tmp, tags, lineages, per_round)
-    runs: dict[tuple[str, str], list[dict[str, float]]] = {(sc, s.name): [] for sc in SCENARIOS for s in sides}
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {(sc, s.name): [] for sc in scenarios for s in sides}
     for n, tag in enumerate(tags):
         order = sides if n % 2 == 0 else sides[::-1]
-        for scenario in SCENARIOS:
+        for scenario in scenarios:
             for side in order:
                 url, script, env = _load(side, scenario, tag)
                 result = measured(side, url, seconds, script=script, env=env, connections=connections)
@@ -144,7 +157,7 @@ async def side_by_side(
                     + (f" ({result['failures']:.0f} failures)" if result["failures"] else "")
                 )
     rss = {s.name: (s.idle_rss, s.rss()) for s in sides}
-    return Result(runs, rss, lineages, seconds, rounds, connections)
+    return Result(runs, rss, lineages, seconds, rounds, connections, (platform.name, peer.name))
 
 
 def measured(side: Side, url: str, seconds: int, **kw: Any) -> dict[str, float]:
@@ -204,12 +217,7 @@ def report(result: Result, platform_label: str, peer_label: str) -> list[str]:
             f"{theirs['cpu_us'] / ours['cpu_us']:.2f} | {theirs['cpu_us'] / with_db:.2f} |"
         )
     lines += ["", *cpu_lines]
-    per_round = {
-        sc: statistics.median(
-            a["rps"] / b["rps"] for a, b in zip(result.runs[sc, "platform"], result.runs[sc, "peer"], strict=True)
-        )
-        for sc in SCENARIOS
-    }
+    per_round = {sc: result.per_round(sc) for sc in SCENARIOS}
     (p_idle, p_load), (q_idle, q_load) = result.rss["platform"], result.rss["peer"]
     lines += [
         "",
