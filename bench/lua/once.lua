@@ -4,15 +4,10 @@
 -- run out, further requests count as starved (mint more). done() prints both: a run with
 -- either is not a valid figure. WRK_THREADS (default 1) must equal wrk's -t.
 
-local threads = {}
-setup = function(thread)
-  thread:set("thread_index", #threads)
-  threads[#threads + 1] = thread
-end
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "check.lua")
 
 local headers = {["Content-Type"] = "application/x-www-form-urlencoded"}
 local bodies, index = {}, 0
-failures, starved, ok = 0, 0, 0
 
 init = function(args)
   local share, n = tonumber(os.getenv("WRK_THREADS") or "1"), 0
@@ -43,12 +38,3 @@ response = function(status, _, body)
   end
 end
 
-done = function()
-  local f, s, o = 0, 0, 0
-  for _, thread in ipairs(threads) do
-    f = f + thread:get("failures")
-    s = s + thread:get("starved")
-    o = o + thread:get("ok")
-  end
-  io.write(string.format("bench-check failures=%d starved=%d ok=%d\n", f, s, o))
-end
