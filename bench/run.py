@@ -59,6 +59,7 @@ from bench.peer import installed_version as installed_peer_version  # noqa: E402
 from bench.sidebyside import SCENARIOS, Result, Side, report, side_by_side  # noqa: E402
 from courseschool.authz.protocol.models import Grant  # noqa: E402
 from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
+from courseschool.common.cli import HEADER_READ_TIMEOUT  # noqa: E402
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
 from tests.e2e.support import CALLBACK, code_flow  # noqa: E402
@@ -324,6 +325,12 @@ def server_command(server: str, port: int, app: str = "courseschool.platform.asg
             "--port",
             str(port),
             "--no-ws",
+            # As production serves (common/cli.py: serve_app): HTTP/1.1 only, with the
+            # header read timeout.
+            "--http",
+            "1",
+            "--http1-header-read-timeout",
+            str(HEADER_READ_TIMEOUT * 1000),
             "--loop",
             "uvloop",
             "--log-level",
