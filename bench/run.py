@@ -84,28 +84,22 @@ async def scratch_database(prefix: str) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def copy_of(dsn: str, suffix: str) -> AsyncIterator[str]:
+async def copy_of(dsn: str, suffix: str, *, admin: str = PG) -> AsyncIterator[str]:
     """A copy of the database of `dsn` as it is now (CREATE DATABASE ... TEMPLATE), dropped
-    afterwards. Nothing may be connected to it while it is copied: the backends of
-    servers just stopped may take a moment to leave."""
+    afterwards; `admin` is another database of the same server. Nothing may be connected
+    to the source while it is copied; the backends of servers just stopped may take a
+    moment to leave, and PostgreSQL waits up to five seconds for them before it refuses."""
     source = urlsplit(dsn).path.lstrip("/")
     name = f"{source}_{suffix}"
-    admin = await asyncpg.connect(PG)
+    conn = await asyncpg.connect(admin)
     try:
-        for attempt in range(50):
-            try:
-                await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
-                break
-            except asyncpg.ObjectInUseError:
-                if attempt == 49:
-                    raise
-                await asyncio.sleep(0.2)
+        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
         try:
-            yield with_database(PG, name)
+            yield with_database(dsn, name)
         finally:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
-        await admin.close()
+        await conn.close()
 
 
 async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str = PASSWORD) -> tuple[dict, dict]:
