@@ -5,6 +5,7 @@ waits for their backends), and dropped afterwards."""
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
@@ -27,6 +28,11 @@ async def source(postgres_admin_url: str):
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+def _name(url: str) -> str:
+    """The database a URL names (its path; an embedded server's URL also has a query)."""
+    return urlsplit(url).path.lstrip("/")
 
 
 async def _databases(admin_url: str) -> set[str]:
@@ -55,7 +61,7 @@ async def test_the_copy_waits_for_the_source_to_be_free_holds_its_rows_and_goes_
             await conn.execute("INSERT INTO rows VALUES (10)")  # the copy is its own
         finally:
             await conn.close()
-        name = copy.rsplit("/", 1)[1]
+        name = _name(copy)
         assert name in await _databases(postgres_admin_url)
     assert name not in await _databases(postgres_admin_url)
     conn = await asyncpg.connect(source)
@@ -73,4 +79,4 @@ async def test_a_source_that_stays_in_use_is_refused_and_nothing_is_left(postgre
                 pass
     finally:
         await held.close()
-    assert source.rsplit("/", 1)[1] + "_small" not in await _databases(postgres_admin_url)
+    assert _name(source) + "_small" not in await _databases(postgres_admin_url)
