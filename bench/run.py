@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -63,43 +62,24 @@ from courseschool.common.cli import HEADER_READ_TIMEOUT  # noqa: E402
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
 from tests.e2e.support import CALLBACK, code_flow  # noqa: E402
-from tests.infra import with_database  # noqa: E402
+from tests.infra import temporary_database  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
 EMAIL, PASSWORD = "bench-owner@example.test", "bench password for the owner"
 
 
-@contextlib.asynccontextmanager
-async def scratch_database(prefix: str) -> AsyncIterator[str]:
+def scratch_database(prefix: str) -> contextlib.AbstractAsyncContextManager[str]:
     """A database of its own on the bench server, dropped afterwards."""
-    admin = await asyncpg.connect(PG)
-    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield with_database(PG, name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    return temporary_database(PG, prefix)
 
 
-@contextlib.asynccontextmanager
-async def copy_of(dsn: str, suffix: str, *, admin: str = PG) -> AsyncIterator[str]:
+def copy_of(dsn: str, suffix: str, *, admin: str = PG) -> contextlib.AbstractAsyncContextManager[str]:
     """A copy of the database of `dsn` as it is now (CREATE DATABASE ... TEMPLATE), dropped
-    afterwards; `admin` is another database of the same server. Nothing may be connected
-    to the source while it is copied; the backends of servers just stopped may take a
-    moment to leave, and PostgreSQL waits up to five seconds for them before it refuses."""
+    afterwards; `admin` is another database of the same server. The backends of servers
+    just stopped may still be leaving the source: PostgreSQL waits for them."""
     source = urlsplit(dsn).path.lstrip("/")
-    name = f"{source}_{suffix}"
-    conn = await asyncpg.connect(admin)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
-        try:
-            yield with_database(dsn, name)
-        finally:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
+    return temporary_database(admin, f"{source}_{suffix}", template=source)
 
 
 async def owner_tokens(base: str, scope: str, email: str = EMAIL, password: str = PASSWORD) -> tuple[dict, dict]:

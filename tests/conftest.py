@@ -12,7 +12,7 @@ from courseschool.common.db import migrate
 from courseschool.common.jose import new_kek
 from courseschool.platform.migrate import MIGRATIONS
 
-from .infra import fresh_database_name, postgres_server, redis_server, with_database
+from .infra import postgres_server, redis_server, temporary_database
 
 TABLES = (
     "authz_refresh_tokens",
@@ -47,21 +47,14 @@ def redis_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 async def database_url(postgres_admin_url: str) -> AsyncIterator[str]:
     """A database of this test session's own, migrated, dropped at the end."""
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(postgres_admin_url, name)
-    conn = await asyncpg.connect(url)
-    try:
-        for service, directory in MIGRATIONS:
-            await migrate(conn, service, directory)
-    finally:
-        await conn.close()
-    try:
+    async with temporary_database(postgres_admin_url) as url:
+        conn = await asyncpg.connect(url)
+        try:
+            for service, directory in MIGRATIONS:
+                await migrate(conn, service, directory)
+        finally:
+            await conn.close()
         yield url
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import contextlib
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -77,5 +77,27 @@ def with_database(dsn: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
-def fresh_database_name() -> str:
-    return f"cs_test_{uuid.uuid4().hex[:12]}"
+def fresh_database_name(prefix: str = "cs_test") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@contextlib.asynccontextmanager
+async def temporary_database(
+    admin_url: str, prefix: str = "cs_test", *, template: str | None = None
+) -> AsyncIterator[str]:
+    """A new database on the server of `admin_url` (its URL is yielded): empty, or a copy
+    of the database named `template`, which nothing may be connected to (PostgreSQL waits
+    up to five seconds for its sessions to leave, then refuses). Dropped afterwards,
+    whoever is still connected to it."""
+    import asyncpg
+
+    name = fresh_database_name(prefix)
+    admin = await asyncpg.connect(admin_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        try:
+            yield with_database(admin_url, name)
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()

@@ -11,23 +11,16 @@ import asyncpg
 import pytest
 
 from bench.run import copy_of
-from tests.infra import fresh_database_name, with_database
+from tests.infra import temporary_database
 
 
 @pytest.fixture
 async def source(postgres_admin_url: str):
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(postgres_admin_url, name)
-    conn = await asyncpg.connect(url)
-    await conn.execute("CREATE TABLE rows (n int); INSERT INTO rows VALUES (1), (2)")
-    await conn.close()
-    try:
+    async with temporary_database(postgres_admin_url) as url:
+        conn = await asyncpg.connect(url)
+        await conn.execute("CREATE TABLE rows (n int); INSERT INTO rows VALUES (1), (2)")
+        await conn.close()
         yield url
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 def _name(url: str) -> str:
@@ -79,4 +72,5 @@ async def test_a_source_that_stays_in_use_is_refused_and_nothing_is_left(postgre
                 pass
     finally:
         await held.close()
-    assert _name(source) + "_small" not in await _databases(postgres_admin_url)
+    copies = _name(source) + "_small_"
+    assert not [name for name in await _databases(postgres_admin_url) if name.startswith(copies)]

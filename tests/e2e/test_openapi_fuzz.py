@@ -12,10 +12,9 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from ..infra import fresh_database_name, with_database
+from ..infra import temporary_database
 from .conftest import Platform, running_platform
 from .support import owner_token
 
@@ -24,17 +23,9 @@ CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,re
 
 @pytest.fixture(scope="module")
 async def fuzz_platform(postgres_admin_url, redis_url, kek, tmp_path_factory) -> AsyncIterator[Platform]:
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        with running_platform(
-            with_database(postgres_admin_url, name), redis_url, kek, tmp_path_factory.mktemp("fuzz-platform")
-        ) as running:
+    async with temporary_database(postgres_admin_url) as url:
+        with running_platform(url, redis_url, kek, tmp_path_factory.mktemp("fuzz-platform")) as running:
             yield running
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 async def test_fuzzing_the_openapi_document_finds_no_5xx_and_no_contradiction(

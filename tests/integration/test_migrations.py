@@ -9,17 +9,14 @@ import asyncpg
 
 from courseschool.common.db import migrate
 
-from ..infra import fresh_database_name, with_database
+from ..infra import temporary_database
 
 
 async def test_concurrent_runs_apply_each_migration_once(postgres_admin_url: str, tmp_path: Path) -> None:
     (tmp_path / "0001_first.sql").write_text("CREATE TABLE t_first (id int PRIMARY KEY);")
     (tmp_path / "0002_second.sql").write_text("INSERT INTO t_first VALUES (1);")
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        conns = [await asyncpg.connect(with_database(postgres_admin_url, name)) for _ in range(3)]
+    async with temporary_database(postgres_admin_url) as url:
+        conns = [await asyncpg.connect(url) for _ in range(3)]
         results = await asyncio.gather(*(migrate(c, "svc", tmp_path) for c in conns))
         assert sorted(len(r) for r in results) == [0, 0, 2]
         assert await conns[0].fetchval("SELECT count(*) FROM t_first") == 1
@@ -30,19 +27,13 @@ async def test_concurrent_runs_apply_each_migration_once(postgres_admin_url: str
         assert [r["version"] for r in versions] == [1, 2, 3]
         for c in conns:
             await c.close()
-    finally:
-        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 async def test_failed_migration_is_rolled_back_and_not_recorded(postgres_admin_url: str, tmp_path: Path) -> None:
     (tmp_path / "0001_ok.sql").write_text("CREATE TABLE t_ok (id int);")
     (tmp_path / "0002_bad.sql").write_text("CREATE TABLE t_bad (id int); SELECT * FROM no_such_table;")
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        conn = await asyncpg.connect(with_database(postgres_admin_url, name))
+    async with temporary_database(postgres_admin_url) as url:
+        conn = await asyncpg.connect(url)
         try:
             await migrate(conn, "svc", tmp_path)
             raise AssertionError("the bad migration should have failed")
@@ -51,9 +42,6 @@ async def test_failed_migration_is_rolled_back_and_not_recorded(postgres_admin_u
         assert await conn.fetchval("SELECT to_regclass('t_bad')") is None
         assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == 1
         await conn.close()
-    finally:
-        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 async def test_a_connection_left_in_a_transaction_is_rolled_back_when_released(database_url) -> None:

@@ -18,7 +18,7 @@ from courseschool.authz.app import MIGRATIONS, create_app
 from courseschool.authz.protocol.emails import canonical_email
 from courseschool.common.db import migrate
 
-from ..infra import fresh_database_name, with_database
+from ..infra import temporary_database
 from .conftest import serve
 from .flow import Flow
 from .sign_in import signed_in, try_sign_in, with_settings
@@ -109,19 +109,15 @@ async def before_0007(postgres_admin_url: str, tmp_path: Path) -> AsyncIterator[
     for path in sorted(MIGRATIONS.glob("*.sql")):
         if int(path.name[:4]) < 7:
             shutil.copy(path, tmp_path / path.name)
-    name = fresh_database_name()
-    admin = await asyncpg.connect(postgres_admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    conn = await asyncpg.connect(with_database(postgres_admin_url, name))
-    try:
-        await migrate(conn, "authz", tmp_path)
-        school = uuid.uuid4()
-        await conn.execute("INSERT INTO authz_schools (id, slug, name) VALUES ($1, 'old', 'Old')", school)
-        yield conn, tmp_path
-    finally:
-        await conn.close()
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with temporary_database(postgres_admin_url) as url:
+        conn = await asyncpg.connect(url)
+        try:
+            await migrate(conn, "authz", tmp_path)
+            school = uuid.uuid4()
+            await conn.execute("INSERT INTO authz_schools (id, slug, name) VALUES ($1, 'old', 'Old')", school)
+            yield conn, tmp_path
+        finally:
+            await conn.close()
 
 
 async def _add_user(conn: asyncpg.Connection, email: str) -> None:
