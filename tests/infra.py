@@ -8,6 +8,7 @@ database of its own, dropped at the end.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import tempfile
@@ -101,3 +102,20 @@ async def temporary_database(
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await admin.close()
+
+
+@contextlib.contextmanager
+def temporary_database_blocking(admin_url: str, prefix: str = "cs_test") -> Iterator[str]:
+    """`temporary_database` for code that is not async (a synchronous fixture or test):
+    the creation and the drop run on an event loop of their own, so the thread's current
+    loop (pytest-asyncio's, shared with the async tests) is left alone."""
+    loop = asyncio.new_event_loop()
+    database = temporary_database(admin_url, prefix)
+    try:
+        url = loop.run_until_complete(database.__aenter__())
+        try:
+            yield url
+        finally:
+            loop.run_until_complete(database.__aexit__(None, None, None))
+    finally:
+        loop.close()

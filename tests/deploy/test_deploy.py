@@ -1026,21 +1026,6 @@ def _run(coro: Any) -> Any:
         loop.close()
 
 
-def _create_database(admin_url: str, name: str, drop: bool = False) -> None:
-    import asyncpg
-
-    async def run() -> None:
-        conn = await asyncpg.connect(admin_url)
-        try:
-            await conn.execute(
-                f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' if drop else f'CREATE DATABASE "{name}"'
-            )
-        finally:
-            await conn.close()
-
-    _run(run())
-
-
 def test_migration_command_migrates_every_service_and_registers_the_rs_client(compose, postgres_admin_url):
     """The compose `migrate` command (the Job's too), run as the image would run it,
     twice, against a fresh database on a real PostgreSQL."""
@@ -1049,13 +1034,10 @@ def test_migration_command_migrates_every_service_and_registers_the_rs_client(co
     from courseschool.common.db import migration_files
     from courseschool.platform.migrate import MIGRATIONS
 
-    from ..infra import fresh_database_name, with_database
+    from ..infra import temporary_database_blocking
 
     command = compose_migration_command()
-    name = fresh_database_name()
-    _create_database(postgres_admin_url, name)
-    url = with_database(postgres_admin_url, name)
-    try:
+    with temporary_database_blocking(postgres_admin_url) as url:
         env = {
             **os.environ,
             "DATABASE_URL": url,
@@ -1087,5 +1069,3 @@ def test_migration_command_migrates_every_service_and_registers_the_rs_client(co
             assert client["secret_hash"]
 
         _run(check())
-    finally:
-        _create_database(postgres_admin_url, name, drop=True)

@@ -16,12 +16,11 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 
 from ..deployment import nginx_or_skip
-from ..infra import fresh_database_name, with_database
+from ..infra import temporary_database_blocking
 from ..split import Topology, running_topology
 from .support import code_flow
 
@@ -116,32 +115,11 @@ async def test_admin_created_school_works_in_the_all_in_one(platform, database_u
 @pytest.fixture(scope="module")
 def split_topology(postgres_admin_url, redis_url, kek, tmp_path_factory) -> Iterator[Topology]:
     """The production topology (three `serve` processes behind nginx) on a database of its own."""
-    import asyncio
-
     nginx = nginx_or_skip()
-    name = fresh_database_name()
-
-    async def database(statement: str) -> None:
-        conn = await asyncpg.connect(postgres_admin_url)
-        try:
-            await conn.execute(statement)
-        finally:
-            await conn.close()
-
-    def run(statement: str) -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(database(statement))
-        finally:
-            loop.close()
-
-    run(f'CREATE DATABASE "{name}"')
-    try:
+    with temporary_database_blocking(postgres_admin_url) as database_url:
         folder: Path = tmp_path_factory.mktemp("new-school-split")
-        with running_topology(with_database(postgres_admin_url, name), redis_url, kek, folder, nginx) as topology:
+        with running_topology(database_url, redis_url, kek, folder, nginx) as topology:
             yield topology
-    finally:
-        run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def test_admin_created_school_works_in_the_split_topology(split_topology: Topology) -> None:
