@@ -13,6 +13,7 @@ from openapi_spec_validator import validate
 
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.scopes import ALL_SCOPE_NAMES
+from courseschool.common.web import server_app
 from courseschool.discovery.app import create_app as create_discovery
 from courseschool.discovery.settings import DiscoverySettings
 from courseschool.platform.app import build
@@ -20,8 +21,11 @@ from courseschool.platform.app import build
 from .flow import BASE_URL
 
 
-@pytest.fixture
-async def platform(database_url, redis_url, kek, clean_db, redis_client) -> AsyncIterator[httpx.AsyncClient]:
+@pytest.fixture(params=["apps' own routes", "front door"])
+async def platform(request, database_url, redis_url, kek, clean_db, redis_client) -> AsyncIterator[httpx.AsyncClient]:
+    """The all-in-one in-process: the router alone (every document from its app's own
+    route), or as a server runs it, with the held documents answered in front
+    (`common.web.server_app`); each document test holds for both."""
     shared = {
         "base_url": BASE_URL,
         "database_url": database_url,
@@ -30,8 +34,9 @@ async def platform(database_url, redis_url, kek, clean_db, redis_client) -> Asyn
         "internal_token": "internal-test-token",
     }
     router = build(shared)
+    app = server_app(router, router.apps, "") if request.param == "front door" else router
     async with AppLifespan(router):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=router), base_url=BASE_URL) as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as client:
             client.router = router
             yield client
 

@@ -232,13 +232,15 @@ def run_platform(args: argparse.Namespace) -> int:
 
 def _worker_app(shared: dict[str, str]) -> Any:
     """In granian's worker: the three apps behind the router, behind the proxy-headers
-    middleware; /healthz and /readyz open to anyone (a developer's and the tests' probe)."""
-    from courseschool.common.forwarded import ProxyHeadersMiddleware
+    middleware and the held documents (`common.web.server_app`); /healthz and /readyz
+    open to anyone (a developer's and the tests' probe)."""
+    from courseschool.common.web import server_app
 
     from .app import build
 
     configure_logging(shared["log_level"], shared["log_format"])
-    return ProxyHeadersMiddleware(build(shared, public_probes=True), shared["forwarded_allow_ips"])
+    router = build(shared, public_probes=True)
+    return server_app(router, router.apps, shared["forwarded_allow_ips"])
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)

@@ -13,11 +13,12 @@ X-Forwarded-For by our own middleware, so the server must not rewrite it itself:
 
 import os
 
-from courseschool.common.forwarded import ProxyHeadersMiddleware
 from courseschool.common.logging import configure_logging
 from courseschool.common.settings import BaseSettings, load_settings
+from courseschool.common.web import server_app
 
 from .app import build
 
 configure_logging(os.environ.get("LOG_LEVEL", "info"), os.environ.get("LOG_FORMAT", "json"))
-app = ProxyHeadersMiddleware(build({}), load_settings(BaseSettings).forwarded_allow_ips)
+router = build({})
+app = server_app(router, router.apps, load_settings(BaseSettings).forwarded_allow_ips)

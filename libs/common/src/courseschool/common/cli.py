@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from .db import migrate_dsn
-from .forwarded import ProxyHeadersMiddleware
 from .logging import configure_logging
 from .settings import BaseSettings, SettingsError, load_settings
+from .web import server_app
 
 
 def service_main(
@@ -129,4 +129,5 @@ def _worker_app(settings_cls: type[BaseSettings], create_app: Callable[[Any], An
     """Runs in a worker: the environment was checked by the parent, so load it again as is."""
     settings = load_settings(settings_cls)
     configure_logging(settings.log_level, settings.log_format)
-    return ProxyHeadersMiddleware(create_app(settings), settings.forwarded_allow_ips)
+    app = create_app(settings)
+    return server_app(app, [app], settings.forwarded_allow_ips)

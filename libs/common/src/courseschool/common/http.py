@@ -1,8 +1,23 @@
-"""HTTP rules that need no web framework: entity tags and their conditional match."""
+"""HTTP rules that need no web framework: entity tags and their conditional match, and
+a document held as it is sent."""
 
 from __future__ import annotations
 
 import hashlib
+
+import msgspec
+
+
+class Held(msgspec.Struct, frozen=True):
+    """A public document as it is sent: its bytes, entity tag and media type."""
+
+    body: bytes
+    etag: str
+    media_type: str = "application/json"
+
+
+def held(body: bytes, media_type: str = "application/json") -> Held:
+    return Held(body, etag_of(body), media_type)
 
 
 def etag_of(body: bytes) -> str:

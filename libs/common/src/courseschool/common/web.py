@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 import msgspec
@@ -29,7 +29,8 @@ from litestar.types import (
 from .answers import NO_STORE, answer_error
 from .dpop import ProofTarget
 from .errors import MethodNotAllowedError, NotFoundError
-from .http import none_match
+from .forwarded import ProxyHeadersMiddleware
+from .http import Held, none_match
 from .logging import request_line
 from .metrics import record_request
 from .secrets import same
@@ -40,9 +41,7 @@ REQUEST_ID_HEADER = "x-request-id"
 
 class RequestMiddleware:
     """What every request gets, in one layer (each layer is paid on every request, see
-    bench/RESULTS.md): a request id (the caller's `X-Request-ID` if well-formed, else a
-    new one) bound to the log context and echoed on the response, one log line, and the
-    Prometheus count and latency by route template."""
+    bench/RESULTS.md): `handled` below."""
 
     def __init__(self, app: ASGIApp, service: str) -> None:
         self.app = app
@@ -52,35 +51,43 @@ class RequestMiddleware:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
-        request_id = ""
-        for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                request_id = value.decode("latin-1")
-                break
-        if not _REQUEST_ID.match(request_id):
-            request_id = os.urandom(16).hex()
-        echo = (b"x-request-id", request_id.encode())
-        # Bound for this request, restored after it: an in-process call to another app
-        # (the all-in-one platform) must not clear its caller's context.
-        bound = structlog.contextvars.bind_contextvars(request_id=request_id)
-        started = time.perf_counter()
-        status = 500
+        await handled(self.service, scope, send, lambda answer: self.app(scope, receive, answer))
 
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                message["headers"] = [*message.get("headers", ()), echo]
-            await send(message)
 
-        try:
-            await self.app(scope, receive, send_with_id)
-        finally:
-            seconds = time.perf_counter() - started
-            record_request(self.service, scope.get("path_template") or "unrouted", scope["method"], status, seconds)
-            if _requests_logged():
-                request_line(method=scope["method"], path=scope["path"], status=status, ms=round(seconds * 1000, 2))
-            structlog.contextvars.reset_contextvars(**bound)
+async def handled(service: str, scope: HTTPScope, send: Send, respond: Callable[[Send], Awaitable[None]]) -> None:
+    """`respond(send)` with what every HTTP request gets: a request id (the caller's
+    `X-Request-ID` if well-formed, else a new one) bound to the log context and echoed
+    on the response, one log line, and the Prometheus count and latency by route
+    template."""
+    request_id = ""
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            request_id = value.decode("latin-1")
+            break
+    if not _REQUEST_ID.match(request_id):
+        request_id = os.urandom(16).hex()
+    echo = (b"x-request-id", request_id.encode())
+    # Bound for this request, restored after it: an in-process call to another app
+    # (the all-in-one platform) must not clear its caller's context.
+    bound = structlog.contextvars.bind_contextvars(request_id=request_id)
+    started = time.perf_counter()
+    status = 500
+
+    async def send_with_id(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            message["headers"] = [*message.get("headers", ()), echo]
+        await send(message)
+
+    try:
+        await respond(send_with_id)
+    finally:
+        seconds = time.perf_counter() - started
+        record_request(service, scope.get("path_template") or "unrouted", scope["method"], status, seconds)
+        if _requests_logged():
+            request_line(method=scope["method"], path=scope["path"], status=status, ms=round(seconds * 1000, 2))
+        structlog.contextvars.reset_contextvars(**bound)
 
 
 def _requests_logged() -> bool:
@@ -89,30 +96,80 @@ def _requests_logged() -> bool:
     return logging.getLogger().isEnabledFor(logging.INFO)
 
 
-async def send_document(
-    scope: Scope, send: Send, body: bytes, etag: str, media_type: str, cache_control: str = "public, max-age=300"
-) -> None:
+# What an app holds at a path now; None: nothing held (the app's own route answers).
+HeldLookup = Callable[[], Held | None]
+_READS = ("GET", "HEAD")
+
+
+async def send_document(scope: Scope, send: Send, document: Held, cache_control: str = "public, max-age=300") -> None:
     """Answer a GET or HEAD with pre-serialised bytes, honouring If-None-Match (RFC 9110
     §13.1.2) with a 304. For the public documents every client fetches (discovery,
-    JWKS): as a raw ASGI handler it skips the framework's per-request parameter and
-    response machinery, and still passes the routing, errors and RequestMiddleware."""
+    JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's."""
     method = cast(HTTPScope, scope)["method"]
-    if method not in ("GET", "HEAD"):
+    if method not in _READS:
         err = MethodNotAllowedError(f"{method} is not allowed here; use GET or HEAD")
         err.headers["Allow"] = "GET, HEAD"
         raise err
-    tag = etag.encode()
+    tag = document.etag.encode()
     headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), (b"access-control-allow-origin", b"*")]
     condition = next((value for name, value in scope["headers"] if name == b"if-none-match"), None)
     if condition is not None and none_match(condition, tag):
         await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
         await send(HTTPResponseBodyEvent(type="http.response.body", body=b"", more_body=False))
         return
-    headers += [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode())]
+    body = document.body
+    headers += [(b"content-type", document.media_type.encode()), (b"content-length", str(len(body)).encode())]
     await send(HTTPResponseStartEvent(type="http.response.start", status=200, headers=headers))
     await send(
         HTTPResponseBodyEvent(type="http.response.body", body=b"" if method == "HEAD" else body, more_body=False)
     )
+
+
+class HeldDocuments:
+    """The public documents every client and resource server fetches (JWKS, the
+    well-known metadata), answered in front of everything else: a GET or HEAD of a path
+    an app holds a document for, written exactly as that path, gets the document
+    (`send_document`) inside `handled`, so with the same request id, log line and
+    metrics as any request. What it skips is work that cannot change the answer: the
+    all-in-one's path router, the proxy headers (no one reads the client's address
+    here), the framework's routing and its error layer. Under granian a JWKS request
+    took 68 µs of CPU through them and takes 49 µs here (bench/RESULTS.md). Anything
+    else, or a document the app does not hold right now, goes on to `app` unchanged,
+    and the app's own route for the same path answers from the same lookup."""
+
+    def __init__(self, app: ASGIApp, apps: Iterable[object]) -> None:
+        self.app = app
+        self._held: dict[str, tuple[bytes, str, HeldLookup]] = {}
+        for held_by in apps:  # our services' Litestar apps; anything else holds nothing
+            state = getattr(held_by, "state", None)
+            if state is None:
+                continue
+            service = state["service_name"]
+            for path, lookup in state.get("held_documents", {}).items():
+                if path in self._held:
+                    raise ValueError(f"two apps hold a document at {path}")
+                self._held[path] = (path.encode("latin-1"), service, lookup)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == ScopeType.HTTP and scope["method"] in _READS:
+            path = scope["path"]
+            entry = self._held.get(path)
+            # Only the path as written: an encoded form of it goes the whole way (the
+            # router refuses what it could read in two ways).
+            if entry is not None and (scope.get("raw_path") or entry[0]).partition(b"?")[0] == entry[0]:
+                document = entry[2]()
+                if document is not None:
+                    scope["path_template"] = path
+                    await handled(entry[1], scope, send, lambda answer: send_document(scope, answer, document))
+                    return
+        await self.app(scope, receive, send)
+
+
+def server_app(app: ASGIApp, apps: Iterable[object], forwarded_allow_ips: str) -> ASGIApp:
+    """What a server runs: the held documents in front (`HeldDocuments`), then the
+    client's address from a trusted proxy's headers (`forwarded.py`), then `app` (one
+    service, or the all-in-one's router over `apps`)."""
+    return HeldDocuments(ProxyHeadersMiddleware(app, forwarded_allow_ips), apps)
 
 
 def current_request_id() -> str | None:
@@ -153,10 +210,17 @@ def health_handlers(checks: dict[str, ReadyCheck]) -> list[Any]:
 
 
 def service_app(
-    service: str, *, route_handlers: list[Any], ready_checks: dict[str, ReadyCheck], **options: Any
+    service: str,
+    *,
+    route_handlers: list[Any],
+    ready_checks: dict[str, ReadyCheck],
+    held: Mapping[str, HeldLookup] | None = None,
+    **options: Any,
 ) -> Litestar:
     """A Litestar app with what every service has: the error rendering, request ids,
-    metrics, /healthz, /readyz and /metrics, and no logging set-up of Litestar's own."""
+    metrics, /healthz, /readyz and /metrics, and no logging set-up of Litestar's own.
+    `held`: the public documents it offers to `HeldDocuments`, by path (its own routes
+    for those paths answer from the same lookups)."""
     from litestar.datastructures import State
     from litestar.middleware import DefineMiddleware
 
@@ -168,7 +232,7 @@ def service_app(
         openapi_config=None,  # the one description is the discovery service's /openapi.json
         middleware=[DefineMiddleware(RequestMiddleware, service=service)],
         logging_config=None,
-        state=State({"service_name": service}),
+        state=State({"service_name": service, "held_documents": dict(held or {})}),
         **options,
     )
 

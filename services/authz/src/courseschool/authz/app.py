@@ -99,6 +99,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
         dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,
+        held={jwks.PATH: lambda: jwks.current_jwks(app)},
     )
     app.state.pages = pages.Pages(settings.issuer)
     return app

@@ -12,9 +12,10 @@ import msgspec
 from litestar import Litestar, asgi
 from litestar.types import Receive, Scope, Send
 
+from courseschool.common.http import Held
 from courseschool.common.metrics import CACHE
 from courseschool.common.redis import create_redis
-from courseschool.common.web import send_document, service_app
+from courseschool.common.web import HeldLookup, send_document, service_app
 
 from .documents import DocumentCache, Source, make_document
 from .openapi import merged_openapi
@@ -27,6 +28,7 @@ WELL_KNOWN = {
     "/.well-known/oauth-protected-resource": Source("resource", "/internal/metadata/oauth-protected-resource"),
 }
 OPENAPI_PARTS = (Source("authz", "/internal/openapi.json"), Source("resource", "/internal/openapi.json"))
+OPENAPI = "openapi"  # the merged document's key in the cache
 
 
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
@@ -49,10 +51,14 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
             if redis is not None:
                 await redis.aclose()
 
+    def fresh(key: str) -> HeldLookup:
+        """What the front door (`common.web.HeldDocuments`) sends while it is fresh; the
+        routes below fetch it again once its time is up."""
+        return lambda: holder["cache"].fresh(key) if "cache" in holder else None
+
     @asgi(list(WELL_KNOWN), copy_scope=False)
     async def well_known(scope: Scope, receive: Receive, send: Send) -> None:
-        doc = await holder["cache"].get(WELL_KNOWN[scope["path"]])
-        await send_document(scope, send, doc.body, doc.etag, "application/json")
+        await send_document(scope, send, await holder["cache"].get(WELL_KNOWN[scope["path"]]))
 
     async def merge() -> bytes:
         parts = [await holder["cache"].json(source) for source in OPENAPI_PARTS]
@@ -60,17 +66,18 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
 
     @asgi("/openapi.json", copy_scope=False)
     async def openapi(scope: Scope, receive: Receive, send: Send) -> None:
-        doc = await holder["cache"].cached("openapi", merge)
-        await send_document(scope, send, doc.body, doc.etag, "application/json")
+        await send_document(scope, send, await holder["cache"].cached(OPENAPI, merge))
 
-    walkthrough = make_document(render_walkthrough(settings.base_url))  # rendered once per app
-
+    walkthrough = make_document(render_walkthrough(settings.base_url), "text/markdown; charset=utf-8")
     walkthrough_hits = CACHE.labels("walkthrough", "hit")
+
+    def walkthrough_hit() -> Held:
+        walkthrough_hits.inc()
+        return walkthrough
 
     @asgi("/auth.md", copy_scope=False)
     async def auth_md(scope: Scope, receive: Receive, send: Send) -> None:
-        walkthrough_hits.inc()
-        await send_document(scope, send, walkthrough.body, walkthrough.etag, "text/markdown; charset=utf-8")
+        await send_document(scope, send, walkthrough_hit())
 
     async def check_upstreams() -> None:
         for source in WELL_KNOWN.values():
@@ -81,4 +88,9 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
         route_handlers=[well_known, openapi, auth_md],
         ready_checks={"upstreams": check_upstreams},
         lifespan=[lifespan],
+        held={
+            **{path: fresh(source.key) for path, source in WELL_KNOWN.items()},
+            "/openapi.json": fresh(OPENAPI),
+            "/auth.md": walkthrough_hit,
+        },
     )

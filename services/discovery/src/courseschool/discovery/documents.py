@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from courseschool.common.errors import TemporarilyUnavailableError
-from courseschool.common.http import etag_of
+from courseschool.common.http import Held, etag_of
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import CACHE
 from courseschool.common.web import REQUEST_ID_HEADER, current_request_id
@@ -23,10 +23,8 @@ log = get_logger(__name__)
 _REDIS_PREFIX = "discovery:doc:"
 
 
-class Document(msgspec.Struct, frozen=True):
-    body: bytes
-    etag: str
-    fetched_at: float
+class Document(Held, frozen=True):
+    fetched_at: float = 0.0
 
 
 _HITS, _MISSES = CACHE.labels("discovery_documents", "hit"), CACHE.labels("discovery_documents", "miss")
@@ -36,9 +34,13 @@ class Source(msgspec.Struct, frozen=True):
     upstream: str  # key into the upstream clients
     path: str
 
+    @property
+    def key(self) -> str:
+        return f"{self.upstream}{self.path}"
 
-def make_document(body: bytes) -> Document:
-    return Document(body=body, etag=etag_of(body), fetched_at=time.monotonic())
+
+def make_document(body: bytes, media_type: str = "application/json") -> Document:
+    return Document(body=body, etag=etag_of(body), media_type=media_type, fetched_at=time.monotonic())
 
 
 class DocumentCache:
@@ -56,15 +58,23 @@ class DocumentCache:
         self._docs: dict[str, Document] = {}
 
     async def get(self, source: Source) -> Document:
-        return await self.cached(f"{source.upstream}{source.path}", lambda: self._fetch(source))
+        return await self.cached(source.key, lambda: self._fetch(source))
 
-    async def cached(self, key: str, produce: Callable[[], Awaitable[bytes]]) -> Document:
-        """The document under `key`: fresh from `produce` once the TTL passed, else the
-        last good copy, from memory or Redis, while `produce` fails."""
+    def fresh(self, key: str) -> Document | None:
+        """The document under `key` if one is held and its TTL has not passed (a hit)."""
         held = self._docs.get(key)
         if held is not None and time.monotonic() - held.fetched_at < self._ttl:
             _HITS.inc()
             return held
+        return None
+
+    async def cached(self, key: str, produce: Callable[[], Awaitable[bytes]]) -> Document:
+        """The document under `key`: fresh from `produce` once the TTL passed, else the
+        last good copy, from memory or Redis, while `produce` fails."""
+        fresh = self.fresh(key)
+        if fresh is not None:
+            return fresh
+        held = self._docs.get(key)
         _MISSES.inc()
         try:
             body = await produce()
@@ -73,7 +83,9 @@ class DocumentCache:
             last = held or await self._from_redis(key)
             if last is None:
                 raise TemporarilyUnavailableError("the document is not available yet; try again shortly") from None
-            self._docs[key] = Document(last.body, last.etag, time.monotonic() - self._ttl + 5)  # retry in 5 s
+            self._docs[key] = Document(
+                body=last.body, etag=last.etag, fetched_at=time.monotonic() - self._ttl + 5
+            )  # retry in 5 s
             return last
         fresh = self._docs[key] = make_document(body)  # equal bodies give equal ETags
         if held is None or held.body != body:

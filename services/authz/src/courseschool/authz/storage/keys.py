@@ -16,7 +16,7 @@ from cryptography.exceptions import InvalidTag
 
 from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidTokenError
-from courseschool.common.http import etag_of
+from courseschool.common.http import held
 from courseschool.common.jose import (
     KeyEncryptor,
     SigningKey,
@@ -97,8 +97,7 @@ class KeyRing:
             VerifiedTokens(self._key_set, issuer=issuer, audience=None) if self._key_set is not None else None
         )
         # The JWKS document, serialised once per load: every client and resource server fetches it.
-        self.jwks_body = msgspec.json.encode({"keys": self._public})
-        self.jwks_etag = etag_of(self.jwks_body)
+        self.jwks = held(msgspec.json.encode({"keys": self._public}))
 
     def active_kid(self, alg: str) -> str | None:
         key = self._active.get(alg)
