@@ -98,7 +98,7 @@ async def main() -> None:
     _count_round_trips()
     from bench.ceiling import app as ceiling
     from bench.ceiling import ceiling as bare
-    from courseschool.common.web import service_app
+    from courseschool.common.web import server_app, service_app
     from courseschool.platform.__main__ import prepare
     from courseschool.platform.app import build
 
@@ -109,15 +109,13 @@ async def main() -> None:
         platform = build(B.in_process_settings(dsn, base))
         wrapped: Litestar = service_app("bench", route_handlers=[bare], ready_checks={})
         async with AppLifespan(ceiling), AppLifespan(wrapped), AppLifespan(platform):
+            served = server_app(platform, platform.apps, "")  # as a server runs it
             rows = [
                 ("bare Litestar endpoint (the ceiling app)", ceiling, "/ceiling"),
                 ("the same endpoint in service_app (request id, log line, metrics)", wrapped, "/ceiling"),
-                (
-                    "platform: discovery document (router, middleware, raw ASGI document)",
-                    platform,
-                    "/.well-known/oauth-authorization-server",
-                ),
-                ("platform: JWKS", platform, "/api/oauth/jwks"),
+                ("platform: discovery document, answered in front", served, "/.well-known/oauth-authorization-server"),
+                ("platform: JWKS, answered in front", served, "/api/oauth/jwks"),
+                ("platform: JWKS through the router, the middleware and its route", platform, "/api/oauth/jwks"),
             ]
             lines += [
                 "### Per layer, in-process (no server, no network)",
