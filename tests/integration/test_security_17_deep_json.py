@@ -1,6 +1,9 @@
 """Security review finding 17: JSON nested 10,000 deep is a 400 (or the caller's own
 refusal) at every place that decodes JSON from outside, never a 500 with a
-`RecursionError` traceback in the log."""
+`RecursionError` traceback in the log. The same for JSON whose string is not UTF-8
+(msgspec raises `UnicodeDecodeError` there, not its `DecodeError`): one refresh token in
+about 256 starts with characters that decode to a quote and then such bytes, and
+introspecting it answered 500."""
 
 from __future__ import annotations
 
@@ -159,3 +162,42 @@ async def test_finding_17_deep_metadata_document_is_refused(cimd_flow: Flow, sit
     assert any("deep" in str(e.get("detail", "")) for e in events if e["event"] == "request_refused")
     no_crash_logged(events)
     assert await cimd_flow.count("authz_clients") == 0
+
+
+# -- strings that are not UTF-8 -------------------------------------------------------------------
+
+NOT_UTF8 = b'{"client_name": "\xbb\xdc"}'
+# A real refresh token's text: its first segment (the whole token) decodes as a JOSE
+# header to a quote followed by bytes that are not UTF-8.
+OPAQUE = "IrtQIEND3OSAUsIihalxdQA4ZXaJxo-3Tffa_kfWMIM"
+HEADER_NOT_UTF8 = b'{"alg": "\xbb"}'
+
+
+async def test_json_not_utf8_is_refused_like_any_bad_json(jwt_env: ApiEnv) -> None:
+    env = jwt_env
+    assert base64.urlsafe_b64decode(OPAQUE + "=")[:1] == b'"'
+    rs = await env.flow.integration("Introspecting resource server")
+    token = await env.token("courses:write courses:read")
+    bearer = {**JSON, **env.bearer(token)}
+    header_not_utf8 = ".".join((_b64(HEADER_NOT_UTF8), _b64(b"{}"), _b64(b"sig")))
+    with structlog.testing.capture_logs() as events:
+        introspected = [
+            await env.flow.client.post(
+                "/api/oauth/introspect",
+                data={"token": value, "client_id": rs["client_id"], "client_secret": rs["client_secret"]},
+            )
+            for value in (OPAQUE, header_not_utf8)
+        ]
+        registered = await env.flow.client.post("/api/oauth/register", content=NOT_UTF8, headers=JSON)
+        written = await env.api.post("/api/v1/courses", content=b'{"title": "\xbb", "slug": "c"}', headers=bearer)
+        at_api = await env.api.get("/api/v1/school", headers=env.bearer(header_not_utf8))
+        at_userinfo = await env.flow.client.get("/api/oauth/userinfo", headers=env.bearer(header_not_utf8))
+    for response in introspected:
+        assert response.status_code == 200 and response.json() == {"active": False}, response.text
+    assert registered.status_code == 400 and registered.json()["error"] == "invalid_client_metadata"
+    assert written.status_code == 400 and written.json()["error"] == "invalid_request"
+    for response in (at_api, at_userinfo):
+        assert response.status_code == 401 and response.json()["error"] == "invalid_token", response.text
+    no_crash_logged(events)
+    courses = await env.api.get("/api/v1/courses", headers=bearer)
+    assert courses.json()["items"] == []

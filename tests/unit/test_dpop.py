@@ -96,9 +96,20 @@ def _refusals(key: DpopKey) -> list[tuple[str, str, str]]:
         ("iat a string", key.proof("POST", URL, claims={"iat": str(NOW)}), "iat"),
         ("no jti", key.proof("POST", URL, iat=NOW, leave_out=("jti",)), "jti"),
         ("an overlong jti", key.proof("POST", URL, iat=NOW, jti="j" * 513), "jti"),
+        ("a payload that is not UTF-8", _raw_payload(key, b'{"jti": "\xbb", "htm": "POST"}'), "JSON object"),
+        ("a payload nested too deep", _raw_payload(key, b"[" * 100 + b"]" * 100), "JSON object"),
         ("not a JWS", "not.a-proof", "JWS"),
         ("too long", "a" * 9000, "JWS"),
     ]
+
+
+def _raw_payload(key: DpopKey, payload: bytes) -> str:
+    """A proof properly signed by its own jwk over a payload given as bytes."""
+    from joserfc import jws
+
+    registry = jws.JWSRegistry(algorithms=[key.alg], strict_check_header=False)
+    head = {"typ": "dpop+jwt", "alg": key.alg, "jwk": key.public_jwk}
+    return jws.serialize_compact(head, payload, key.key, registry=registry)
 
 
 def _hs256(oct_key: OctKey) -> str:

@@ -57,3 +57,12 @@ def test_finding_17_wrong_shape_is_left_to_the_caller() -> None:
     assert decode_json(b'{"x": 1}', into=Point) == Point(x=1)
     with pytest.raises(msgspec.ValidationError):
         decode_json(b'{"x": "one"}', into=Point)
+
+
+@pytest.mark.parametrize("body", [b'"\xbb"', b'{"a": "\xbb\xdc"}', b'["ok", "\xff"]'])
+def test_a_string_that_is_not_utf8_is_not_json(body: bytes) -> None:
+    # RFC 8259 §8.1: JSON text is UTF-8; msgspec raises UnicodeDecodeError for such a string.
+    with pytest.raises(InvalidRequestError, match="not valid JSON"):
+        decode_json(body)
+    with pytest.raises(InvalidClientMetadataError, match="not valid JSON"):
+        decode_json(body, invalid=InvalidClientMetadataError)

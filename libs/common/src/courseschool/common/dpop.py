@@ -34,6 +34,7 @@ from joserfc.jwk import Key, RSAKey, import_key
 
 from .clock import Clock
 from .errors import InvalidDpopProofError, InvalidTokenError, UseDpopNonceError
+from .jsonbody import decode_json
 
 SCHEME = "DPoP"
 ALGORITHMS = ("ES256", "Ed25519", "EdDSA", "RS256", "PS256")
@@ -213,12 +214,10 @@ def _signed_claims(value: str) -> tuple[dict[str, Any], Key]:
         verified = False
     if not verified:
         raise _invalid("the DPoP proof's signature does not verify with its jwk")
-    try:
-        claims = msgspec.json.decode(signed.payload)
-    except msgspec.DecodeError:
-        claims = None
+    not_an_object = _invalid("the DPoP proof's payload is not a JSON object")
+    claims = decode_json(signed.payload, invalid=lambda _: not_an_object, max_bytes=MAX_PROOF)
     if not isinstance(claims, dict):
-        raise _invalid("the DPoP proof's payload is not a JSON object")
+        raise not_an_object
     return claims, key
 
 

@@ -66,5 +66,6 @@ def decode_json(
         return msgspec.json.decode(body, type=into)
     except msgspec.ValidationError:
         raise
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        # msgspec raises the second for a string that is not UTF-8 (RFC 8259 §8.1).
         raise invalid(f"{what} is not valid JSON") from None
