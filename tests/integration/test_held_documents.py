@@ -94,7 +94,8 @@ async def test_jwks_is_answered_in_front_with_the_routes_answer(platform: Platfo
     assert response.headers["x-request-id"] == "keys-7"
     assert _served("authz", JWKS) == before + 1
     # The apps' own route gives the same answer.
-    own = await httpx.AsyncClient(transport=httpx.ASGITransport(app=platform.router), base_url=BASE_URL).get(JWKS)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=platform.router), base_url=BASE_URL) as routes:
+        own = await routes.get(JWKS)
     assert own.content == response.content and own.headers["etag"] == response.headers["etag"]
 
 

@@ -40,6 +40,7 @@ SCHEME = "DPoP"
 ALGORITHMS = ("ES256", "Ed25519", "EdDSA", "RS256", "PS256")
 PROOF_TYP = "dpop+jwt"
 MAX_PROOF = 8192
+_NOT_AN_OBJECT = "the DPoP proof's payload is not a JSON object"
 MAX_JTI = 512
 MIN_RSA_BITS = 2048
 NONCE_HEADER = "DPoP-Nonce"
@@ -214,10 +215,9 @@ def _signed_claims(value: str) -> tuple[dict[str, Any], Key]:
         verified = False
     if not verified:
         raise _invalid("the DPoP proof's signature does not verify with its jwk")
-    not_an_object = _invalid("the DPoP proof's payload is not a JSON object")
-    claims = decode_json(signed.payload, invalid=lambda _: not_an_object, max_bytes=MAX_PROOF)
+    claims = decode_json(signed.payload, invalid=lambda _: _invalid(_NOT_AN_OBJECT), max_bytes=MAX_PROOF)
     if not isinstance(claims, dict):
-        raise not_an_object
+        raise _invalid(_NOT_AN_OBJECT)
     return claims, key
 
 

@@ -83,9 +83,7 @@ class DocumentCache:
             last = held or await self._from_redis(key)
             if last is None:
                 raise TemporarilyUnavailableError("the document is not available yet; try again shortly") from None
-            self._docs[key] = Document(
-                body=last.body, etag=last.etag, fetched_at=time.monotonic() - self._ttl + 5
-            )  # retry in 5 s
+            self._docs[key] = msgspec.structs.replace(last, fetched_at=time.monotonic() - self._ttl + 5)  # retry in 5 s
             return last
         fresh = self._docs[key] = make_document(body)  # equal bodies give equal ETags
         if held is None or held.body != body:
