@@ -29,6 +29,12 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, challenge
 
 
+def csrf_of(html: str) -> str:
+    """The CSRF token a page's forms carry ("" when it has none)."""
+    match = _CSRF.search(html)
+    return match.group(1) if match else ""
+
+
 def query_of(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
@@ -88,8 +94,7 @@ class Flow:
 
     async def page(self, location: str) -> tuple[httpx.Response, str]:
         response = await self.client.get(location)
-        match = _CSRF.search(response.text)
-        return response, match.group(1) if match else ""
+        return response, csrf_of(response.text)
 
     async def login(self, interaction: str, user: dict[str, str], *, password: str | None = None) -> httpx.Response:
         _, csrf = await self.page(interaction)

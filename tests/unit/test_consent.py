@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from courseschool.authz.protocol.authorize import AuthorizationRequest
-from courseschool.authz.protocol.consent import consent_can_be_remembered, grantable, session_usable
+from courseschool.authz.protocol.consent import (
+    approved_scope,
+    consent_can_be_remembered,
+    grantable,
+    offer,
+    session_usable,
+)
 from courseschool.common.scopes import ALL_SCOPE_NAMES
 
 from .factories import make_client
@@ -73,6 +79,48 @@ def test_grantable_dedupes_repeated_names() -> None:
         ["openid", "openid", "school:write", "school:write"], role="student", client=make_client()
     )
     assert (granted, dropped) == (["openid"], ["school:write"])
+
+
+def test_offer_tells_apart_beyond_the_registration_and_beyond_the_role() -> None:
+    client = make_client(scope="openid courses:read courses:write")
+    got = offer(["courses:write", "school:write", "openid", "courses:read"], role="lecturer", client=client)
+    assert got.granted == ["openid", "courses:read", "courses:write"]
+    assert got.beyond_registration == ["school:write"]  # not the role's doing: the app never registered it
+    assert got.beyond_role == []
+    student = offer(["courses:write", "school:write", "openid"], role="student", client=client)
+    assert (student.granted, student.beyond_registration, student.beyond_role) == (
+        ["openid"],
+        ["school:write"],
+        ["courses:write"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("shown", "grantable_now", "kept", "granted"),
+    [
+        # the page's scopes, all still grantable, nothing unticked
+        (["openid", "courses:read"], ["openid", "courses:read"], None, ["openid", "courses:read"]),
+        # grantable widened after the page (RFC 7592 PUT, a role raised): never beyond the page
+        (["openid"], ["openid", "school:write", "members:write"], None, ["openid"]),
+        # narrowed after the page (a role lowered): only what is still grantable
+        (["openid", "courses:write"], ["openid"], None, ["openid"]),
+        # unticked on the page
+        (
+            ["openid", "courses:read", "courses:write"],
+            ["openid", "courses:read", "courses:write"],
+            ["courses:read"],
+            ["courses:read"],
+        ),
+        # a kept scope the page never showed grants nothing more
+        (["openid"], ["openid", "school:write"], ["openid", "school:write"], ["openid"]),
+        # the page never shown: nothing
+        (None, ["openid", "courses:read"], None, []),
+    ],
+)
+def test_an_approval_grants_at_most_what_its_page_showed(
+    shown: list[str] | None, grantable_now: list[str], kept: list[str] | None, granted: list[str]
+) -> None:
+    assert approved_scope(shown, grantable_now, kept) == granted
 
 
 def request(**kw: Any) -> AuthorizationRequest:

@@ -15,7 +15,7 @@ from courseschool.common.secrets import digest, same
 
 from ..components import Components
 from ..protocol.client_names import ClientKind, client_kind
-from ..protocol.consent import consent_can_be_remembered, grantable
+from ..protocol.consent import approved_scope, consent_can_be_remembered, offer
 from ..protocol.emails import canonical_email
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
@@ -41,7 +41,8 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     user: User
     new: list[str]  # the scopes the person is asked for now
     already: list[str]  # asked for again, allowed before (a step-up shows the difference)
-    dropped: list[str]  # asked for, beyond the person's role: not granted
+    beyond_registration: list[str]  # asked for, outside the app's registered scope: not granted
+    beyond_role: list[str]  # asked for, beyond the person's role: not granted
 
 
 async def open_interaction(c: Components, uid: str, binding: str | None) -> Interaction:
@@ -116,7 +117,10 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
     if client is None or user is None:
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
-    granted, dropped = grantable(interaction.request.scope, role=user.role, client=client)
+    now = offer(interaction.request.scope, role=user.role, client=client)
+    granted = now.granted
+    interaction.shown = granted  # the decision grants at most what this page shows
+    await c.interactions.save(interaction)
     seen, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
     if consent_can_be_remembered(client):
         allowed |= set((await c.consents.scope(user.id, client.client_id) or "").split())
@@ -131,13 +135,24 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
         user=user,
         new=[s for s in granted if s not in allowed],
         already=[s for s in granted if s in allowed],
-        dropped=dropped,
+        beyond_registration=now.beyond_registration,
+        beyond_role=now.beyond_role,
     )
 
 
-async def decide(c: Components, uid: str, *, approve: bool, ip: str) -> str:
+NOT_SHOWN = "the consent page of this interaction was never shown"
+
+
+async def decide(c: Components, uid: str, *, approve: bool, ip: str, kept: list[str] | None = None) -> str:
     """Finish the interaction (once); return the URL to send the browser to. `ip`: the
-    address the approval came from, recorded with the grant."""
+    address the approval came from, recorded with the grant. `kept`: the scopes the
+    person left ticked (None: the form offered no choice). The approval grants at most
+    what the consent page showed (`approved_scope`)."""
+    pending = await c.interactions.get(uid)
+    if pending is not None and pending.shown is None and approve:
+        raise InvalidRequestError(
+            NOT_SHOWN, advice="Open the page that asks you to allow access, then choose Allow or Deny there."
+        )
     interaction = await c.interactions.take(uid)
     if interaction is None:
         raise InvalidRequestError("the interaction was completed or has expired", advice=EXPIRED_ADVICE)
@@ -155,9 +170,10 @@ async def decide(c: Components, uid: str, *, approve: bool, ip: str) -> str:
         audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id)
         denied = AccessDeniedError("the user denied the request")
         return error_redirect_url(denied, request.redirect_uri, request.state, issuer)
-    granted, _ = grantable(request.scope, role=user.role, client=client)
+    now = offer(request.scope, role=user.role, client=client)
+    granted = approved_scope(interaction.shown, now.granted, kept)
     if not granted:
-        nothing = AccessDeniedError("the user's role allows none of the requested scopes")
+        nothing = AccessDeniedError("nothing the user allowed may be granted")
         return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))

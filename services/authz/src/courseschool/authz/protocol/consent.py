@@ -8,6 +8,8 @@ OIDC Core §3.1.2.1: `prompt=login` and `max_age` force a fresh login.
 
 from __future__ import annotations
 
+import msgspec
+
 from courseschool.common.errors import InvalidGrantError
 from courseschool.common.scopes import ROLE_CAPS, format_scope, parse_scope
 
@@ -15,14 +17,45 @@ from .authorize import AuthorizationRequest
 from .models import Client, User
 
 
+class Offer(msgspec.Struct, frozen=True, kw_only=True):
+    """What a request may be granted now, and why the rest may not, each in the
+    registry's order."""
+
+    granted: list[str]
+    beyond_registration: list[str]  # outside the client's registered `scope` (RFC 7591 §2)
+    beyond_role: list[str]  # within it, but outside what the person's role may grant
+
+
+def offer(requested: list[str], *, role: str, client: Client) -> Offer:
+    role_cap = ROLE_CAPS.get(role, frozenset())  # type: ignore[call-overload]
+    registered = frozenset(parse_scope(client.scope)) if client.scope is not None else None
+    beyond_registration = [s for s in requested if registered is not None and s not in registered]
+    beyond_role = [s for s in requested if s not in beyond_registration and s not in role_cap]
+    granted = [s for s in requested if s not in beyond_registration and s not in beyond_role]
+    return Offer(
+        granted=parse_scope(format_scope(granted)),
+        beyond_registration=parse_scope(format_scope(beyond_registration)),
+        beyond_role=parse_scope(format_scope(beyond_role)),
+    )
+
+
 def grantable(requested: list[str], *, role: str, client: Client) -> tuple[list[str], list[str]]:
     """(granted, dropped), each in the registry's order."""
-    cap = ROLE_CAPS.get(role, frozenset())  # type: ignore[call-overload]
-    if client.scope is not None:
-        cap = cap & frozenset(parse_scope(client.scope))
-    granted = [s for s in requested if s in cap]
-    dropped = [s for s in requested if s not in cap]
-    return parse_scope(format_scope(granted)), parse_scope(format_scope(dropped))
+    now = offer(requested, role=role, client=client)
+    return now.granted, parse_scope(format_scope(now.beyond_registration + now.beyond_role))
+
+
+def approved_scope(shown: list[str] | None, grantable_now: list[str], kept: list[str] | None) -> list[str]:
+    """What an approval grants: the scopes its consent page showed (`shown`, kept with
+    the interaction when the page was rendered), less what the person unticked (`kept`
+    is what stayed ticked, None for a form without choices), and of those only what is
+    grantable at the moment of the decision. A registration widened (RFC 7592) or a role
+    raised while the page was open can only narrow the grant, never widen it. No page
+    shown, nothing granted."""
+    if shown is None:
+        return []
+    chosen = set(shown) if kept is None else set(shown) & set(kept)
+    return [s for s in grantable_now if s in chosen]
 
 
 def capped_scope(scope: str, *, user: User, client: Client) -> str:

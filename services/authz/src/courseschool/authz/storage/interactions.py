@@ -25,6 +25,7 @@ class Interaction(msgspec.Struct, kw_only=True):
     auth_time: int | None = None
     login_error: str | None = None
     login_email: str | None = None  # what was typed at a failed sign-in, shown again
+    shown: list[str] | None = None  # the scopes the consent page last offered: the most an approval grants
 
 
 class Handoff(msgspec.Struct, frozen=True, kw_only=True):

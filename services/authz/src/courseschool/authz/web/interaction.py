@@ -75,7 +75,8 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         form_target=interaction.request.redirect_uri,
         new=powerful_first(scope_lines(view.new)),
         already=scope_lines(view.already),
-        dropped=scope_lines(view.dropped),
+        beyond_registration=scope_lines(view.beyond_registration),
+        beyond_role=scope_lines(view.beyond_role),
     )
 
 
