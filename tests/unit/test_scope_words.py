@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from courseschool.authz.web.scope_words import scope_lines
-from courseschool.common.scopes import ALL_SCOPE_NAMES, AREAS
+import pytest
+
+from courseschool.authz.web.scope_words import changes_almost_everything, chosen_scopes, scope_lines, sweeping_changes
+from courseschool.common.scopes import ALL_SCOPE_NAMES, AREAS, SCOPES
 
 
 def test_every_scope_fits_in_one_line_per_area_and_one_for_identity() -> None:
@@ -36,3 +38,39 @@ def test_identity_scopes_are_one_line_about_the_person() -> None:
 
 def test_unknown_names_are_left_out() -> None:
     assert scope_lines(["nope", "courses:admin"]) == []
+
+
+def test_chosen_scopes_keeps_ticked_lines_and_drops_unticked_change_parts() -> None:
+    offered = ["openid", "profile", "courses:read", "courses:write", "storage:write", "analytics:read"]
+    everything = chosen_scopes(offered, ["identity", "courses", "storage", "analytics"], ["courses"])
+    assert sorted(everything) == sorted(offered)
+    without_changes = chosen_scopes(offered, ["identity", "courses", "storage"], [])
+    assert sorted(without_changes) == ["courses:read", "openid", "profile", "storage:write"]
+    # a line unticked whole grants nothing, whatever its change part says
+    assert chosen_scopes(offered, ["identity"], ["courses"]) == ["openid", "profile"]
+
+
+@pytest.mark.parametrize(
+    ("keep", "keep_changes"),
+    [
+        (["school"], []),  # a line the page did not offer
+        (["courses:read"], []),  # a scope name, not a line
+        (["courses"], ["analytics"]),  # a read-only line has no change part
+        (["storage"], ["storage"]),  # nor has a write-only line: it is one part
+        (["identity"], ["identity"]),
+    ],
+)
+def test_chosen_scopes_refuses_a_tampered_form(keep: list[str], keep_changes: list[str]) -> None:
+    offered = ["openid", "courses:read", "courses:write", "storage:write", "analytics:read"]
+    with pytest.raises(ValueError, match=r"did not offer|does not have"):
+        chosen_scopes(offered, keep, keep_changes)
+
+
+def test_sweeping_changes_names_people_first_only_when_several_areas_change() -> None:
+    assert sweeping_changes(scope_lines(["courses:write", "posts:write", "students:read"])) is None
+    lines = scope_lines(["courses:write", "students:write", "members:write", "orders:read"])
+    assert sweeping_changes(lines) == ["students", "members", "courses"]
+    assert not changes_almost_everything(["students", "members", "courses"])
+    every = scope_lines([s.name for s in SCOPES])
+    named = sweeping_changes(every)
+    assert named is not None and changes_almost_everything(named)

@@ -39,6 +39,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     registered_on: str  # when the app registered (or was first seen), as a date
     new_app: bool  # this person has never approved it before
     user: User
+    school_name: str  # the school the access would be to, by its name
     new: list[str]  # the scopes the person is asked for now
     already: list[str]  # asked for again, allowed before (a step-up shows the difference)
     beyond_registration: list[str]  # asked for, outside the app's registered scope: not granted
@@ -133,6 +134,7 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
         registered_on=f"{issued.day} {issued:%B %Y}",
         new_app=not seen,
         user=user,
+        school_name=await c.users.school_name(user.school_id) or "your school",
         new=[s for s in granted if s not in allowed],
         already=[s for s in granted if s in allowed],
         beyond_registration=now.beyond_registration,

@@ -33,6 +33,7 @@ _COLUMNS = user_columns()
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
 _GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE email_canonical = $1"
 _SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
+_SCHOOL_NAME = "SELECT name FROM authz_schools WHERE id = $1"
 _INSERT_SCHOOL = """
 INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3)
 ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name
@@ -68,6 +69,9 @@ class PgUserStore:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> None:
         await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
+
+    async def school_name(self, school_id: str) -> str | None:
+        return await self._pool.fetchval(_SCHOOL_NAME, uuid.UUID(school_id))
 
     async def upsert_school(self, *, slug: str, name: str, school_id: uuid.UUID | None = None) -> str:
         return await self._pool.fetchval(_INSERT_SCHOOL, school_id or uuid.uuid4(), slug, name)

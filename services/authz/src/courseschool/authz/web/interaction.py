@@ -19,7 +19,7 @@ from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
 from .http import Authz, client_ip
 from .pages import render, see_other
-from .scope_words import powerful_first, scope_lines
+from .scope_words import changes_almost_everything, chosen_scopes, powerful_first, scope_lines, sweeping_changes
 
 MAX_FORM_FIELD = 4096
 BINDING_COOKIE = "cs_interaction"
@@ -67,14 +67,18 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
     view = await flow.consent_view(authz, interaction)
+    new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
+    sweeping = sweeping_changes(new + already)
     return render(
         "consent.html",
         uid=uid,
         csrf=interaction.csrf,
         view=view,
         form_target=interaction.request.redirect_uri,
-        new=powerful_first(scope_lines(view.new)),
-        already=scope_lines(view.already),
+        sweeping=sweeping,
+        almost_everything=sweeping is not None and changes_almost_everything(sweeping),
+        new=new,
+        already=already,
         beyond_registration=scope_lines(view.beyond_registration),
         beyond_role=scope_lines(view.beyond_role),
     )
@@ -116,12 +120,34 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], au
         raise InvalidRequestError(
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
-    location = await flow.decide(authz, uid, approve=decision == "approve", ip=client_ip(request))
+    kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
+    location = await flow.decide(authz, uid, approve=decision == "approve", ip=client_ip(request), kept=kept)
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
         await flow.hand_off(authz, interaction, location, approved=decision == "approve", name=name)
         return see_other(f"/oauth/interaction/{uid}/done")
     expired = binding_cookie(authz.settings, uid, "", 0)
     return see_other(location, cookies=[expired])
+
+
+async def _kept_scopes(
+    request: Request[Any, Any, Any], fields: dict[str, str], interaction: Interaction
+) -> list[str] | None:
+    """What the consent form left ticked (RFC 6749 §3.3: the person may grant less than
+    asked), or None for a form that offers no choice (it grants what the page showed)."""
+    if fields.get("choices") != "1":
+        return None
+    form = await request.form()
+
+    def named(field: str) -> list[str]:
+        values = form.getall(field) if field in form else []
+        return [v for v in values if isinstance(v, str) and len(v) <= MAX_FORM_FIELD]
+
+    try:
+        return chosen_scopes(interaction.shown or [], named("keep"), named("keep_changes"))
+    except ValueError as exc:
+        raise InvalidRequestError(
+            str(exc), advice="The form was changed after the page sent it. Go back to the app and start again."
+        ) from None
 
 
 @get("/oauth/interaction/{uid:str}/done", opt=PAGE)

@@ -14,12 +14,20 @@ _IDENTITY = tuple(s.name for s in IDENTITY_SCOPES)
 
 
 class ScopeLine(msgspec.Struct, frozen=True, kw_only=True):
+    key: str  # "identity", or the area's name: what the consent form's choices name
     title: str  # "Courses"
     access: str  # "see and change", "see", "change"
     detail: str  # what exactly, in plain words
     changes: bool  # the app may change or delete data
     about_people: bool  # personal data of students, members, customers or the user
     scopes: tuple[str, ...]  # the scope names behind the line, for the curious
+
+    @property
+    def change_part(self) -> tuple[str, ...]:
+        """The scopes that may be unticked apart from the rest of the line: its write
+        scopes, when the line also lets the app see (an area only written has one part)."""
+        writes = tuple(s for s in self.scopes if s.endswith(":write"))
+        return writes if len(writes) < len(self.scopes) else ()
 
 
 def scope_lines(names: Iterable[str]) -> list[ScopeLine]:
@@ -36,6 +44,24 @@ def scope_lines(names: Iterable[str]) -> list[ScopeLine]:
     return lines
 
 
+def sweeping_changes(lines: Sequence[ScopeLine]) -> list[str] | None:
+    """When the lines would let an app change people's data in several areas at once
+    (an agent asking for every scope), the areas it could change, people's first, for
+    one line at the top of the page; None otherwise."""
+    changing = [line for line in lines if line.changes]
+    people = [line for line in changing if line.about_people]
+    if len(people) < 2 or len(changing) < 3:
+        return None
+    ordered = people + [line for line in changing if not line.about_people]
+    return [line.title.lower() for line in ordered]
+
+
+def changes_almost_everything(areas: Sequence[str]) -> bool:
+    """Whether the areas named are most of those an app could change at all."""
+    writable = sum(1 for area in AREAS if "write" in area.accesses)
+    return len(areas) * 4 >= writable * 3
+
+
 def powerful_first(lines: list[ScopeLine]) -> list[ScopeLine]:
     """The lines that let an app change data before those that let it look: the
     powerful ones set apart at the top."""
@@ -50,6 +76,7 @@ def _identity_line(names: list[str]) -> ScopeLine:
         parts.append("your email address")
     detail = "Know who you are" + (f" and see {' and '.join(parts)}" if parts else " (your account id)")
     return ScopeLine(
+        key="identity",
         title="Your identity",
         access="see",
         detail=detail,
@@ -65,6 +92,7 @@ def _area_line(area: Area, accesses: Sequence[str]) -> ScopeLine:
     details = ([f"see {area.sees}"] if reads else []) + ([area.changes] if writes else [])
     detail = "; ".join(details)
     return ScopeLine(
+        key=area.name,
         title=area.label[0].upper() + area.label[1:],
         access=access,
         detail=detail[0].upper() + detail[1:],
@@ -72,3 +100,24 @@ def _area_line(area: Area, accesses: Sequence[str]) -> ScopeLine:
         about_people=area.about_people,
         scopes=tuple(f"{area.name}:{a}" for a in accesses),
     )
+
+
+def chosen_scopes(offered: Iterable[str], keep: Sequence[str], keep_changes: Sequence[str]) -> list[str]:
+    """The scopes a consent form left ticked, out of those its page `offered`: every
+    line named in `keep`, less its change part unless the line is named in
+    `keep_changes` too (a line unticked whole grants nothing, whatever its change part
+    says). A choice naming a line the page did not offer, or a change part a line does
+    not have, is a tampered form: ValueError, and nothing is granted."""
+    lines = {line.key: line for line in scope_lines(offered)}
+    strangers = sorted({*keep, *keep_changes} - lines.keys())
+    if strangers:
+        raise ValueError(f"the form names what the page did not offer: {', '.join(strangers)}")
+    partless = sorted(k for k in keep_changes if not lines[k].change_part)
+    if partless:
+        raise ValueError(f"the form unticks a change part a line does not have: {', '.join(partless)}")
+    kept: list[str] = []
+    for key, line in lines.items():
+        if key in keep:
+            dropped = () if key in keep_changes else line.change_part
+            kept.extend(s for s in line.scopes if s not in dropped)
+    return kept
