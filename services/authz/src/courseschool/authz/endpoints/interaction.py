@@ -5,6 +5,7 @@ redirect to the client (RFC 6749 §4.1.2, §4.1.2.1)."""
 from __future__ import annotations
 
 import datetime as dt
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -17,7 +18,7 @@ from ..components import Components
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.consent import approved_scope, consent_can_be_remembered, offer
 from ..protocol.emails import canonical_email
-from ..protocol.models import User
+from ..protocol.models import Client, User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
 from ..storage.interactions import Handoff, Interaction
@@ -31,11 +32,30 @@ EXPIRED_ADVICE = (
 LOGIN_FAILED = "The email or password is not right."
 
 
+class SelfDeclaredLink(msgspec.Struct, frozen=True, kw_only=True):
+    label: str  # "website", "privacy policy", "terms of service"
+    url: str
+    host: str  # shown beside the label: where the link really goes
+
+
+_LINK_LABELS = (("client_uri", "website"), ("policy_uri", "privacy policy"), ("tos_uri", "terms of service"))
+
+
+def self_declared_links(client: Client) -> list[SelfDeclaredLink]:
+    links = []
+    for field, label in _LINK_LABELS:
+        url = getattr(client, field)
+        if url:
+            links.append(SelfDeclaredLink(label=label, url=url, host=urlsplit(url).hostname or ""))
+    return links
+
+
 class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     client_name: str
     client_kind: ClientKind  # who vouches for the name: only an integration's is the school's
     redirect_host: str
     verified_origin: str | None
+    links: list[SelfDeclaredLink]  # pages the app says describe it (RFC 7591 §2), its own claim
     registered_on: str  # when the app registered (or was first seen), as a date
     new_app: bool  # this person has never approved it before
     user: User
@@ -131,6 +151,7 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
         client_kind=client_kind(client),
         redirect_host=describe_redirect_host(interaction.request.redirect_uri),
         verified_origin=client.verified_origin,
+        links=self_declared_links(client),
         registered_on=f"{issued.day} {issued:%B %Y}",
         new_app=not seen,
         user=user,

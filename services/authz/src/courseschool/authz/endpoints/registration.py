@@ -42,6 +42,7 @@ async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, A
         now=c.clock.now(),
         dpop_bound_access_tokens=meta.dpop_bound_access_tokens,
         registration_token_hash=digest(access_token),
+        links=(meta.client_uri, meta.policy_uri, meta.tos_uri),
     )
     audit(
         "client_registered", actor="client", client_id=client.client_id, auth_method=client.token_endpoint_auth_method

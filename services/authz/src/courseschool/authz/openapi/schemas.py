@@ -55,6 +55,18 @@ _DOCS: dict[str, dict[str, tuple[str, Any]]] = {
             "RFC 9449 §5.2: the client always uses DPoP; its token requests without a `DPoP` proof are refused.",
             False,
         ),
+        "client_uri": (
+            "The app's home page (an https URL); the consent page shows it as the app's own claim.",
+            "https://agent.example/",
+        ),
+        "policy_uri": (
+            "The app's privacy policy (an https URL), shown like `client_uri`.",
+            "https://agent.example/privacy",
+        ),
+        "tos_uri": (
+            "The app's terms of service (an https URL), shown like `client_uri`.",
+            "https://agent.example/terms",
+        ),
     },
     "TokenResponse": {
         "access_token": (
@@ -193,6 +205,9 @@ _REGISTERED = {
             True,
             {"type": "boolean"},
         ),
+        "client_uri": _s("The app's home page, as registered; absent when none was given.", "https://agent.example/"),
+        "policy_uri": _s("Its privacy policy, as registered.", "https://agent.example/privacy"),
+        "tos_uri": _s("Its terms of service, as registered.", "https://agent.example/terms"),
     },
 }
 _INTROSPECTION = {

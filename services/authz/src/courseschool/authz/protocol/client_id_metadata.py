@@ -23,7 +23,7 @@ import msgspec
 from .client_names import MAX_NAME_LENGTH, name_problem
 from .models import Client
 from .redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
-from .registration import GRANT_TYPES, ID_TOKEN_ALGS, MAX_REDIRECT_URIS
+from .registration import GRANT_TYPES, ID_TOKEN_ALGS, LINK_FIELDS, MAX_REDIRECT_URIS, link_problem
 
 MAX_URL_LENGTH = 2000
 # What the person and the client are told, whatever the cause (the cause goes to the
@@ -108,6 +108,8 @@ class MetadataDocument(msgspec.Struct, kw_only=True):
     redirect_uris: list[str]
     client_name: str | None = None
     client_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
     logo_uri: str | None = None
     token_endpoint_auth_method: str = "none"
     grant_types: list[str] = msgspec.field(default_factory=lambda: ["authorization_code"])
@@ -146,6 +148,10 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
     problem = name_problem(doc.client_name[:MAX_NAME_LENGTH]) if doc.client_name else None
     if problem:
         raise MetadataDocumentError(f"the document's {problem}")
+    for field in LINK_FIELDS:
+        problem = link_problem(getattr(doc, field))
+        if problem:
+            raise MetadataDocumentError(f"the document's {field} {problem}")
     name = (doc.client_name or host)[:MAX_NAME_LENGTH]
     return Client(
         client_id=url,
@@ -161,4 +167,7 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
         is_integration=False,
         client_id_issued_at=now,
         verified_origin=host,
+        client_uri=doc.client_uri,
+        policy_uri=doc.policy_uri,
+        tos_uri=doc.tos_uri,
     )

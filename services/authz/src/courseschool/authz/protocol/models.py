@@ -23,6 +23,10 @@ class Client(msgspec.Struct, frozen=True, kw_only=True):
     verified_origin: str | None = None
     # RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
     dpop_bound_access_tokens: bool = False
+    # RFC 7591 §2: pages the client says describe it (self-declared, shown as such).
+    client_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
 
     @property
     def is_public(self) -> bool:

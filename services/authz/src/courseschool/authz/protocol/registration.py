@@ -11,6 +11,7 @@ the request stores nothing. Clients never choose their own `client_id` or secret
 from __future__ import annotations
 
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -29,6 +30,8 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ("code",)
 ID_TOKEN_ALGS = ("RS256", "ES256")
 MAX_REDIRECT_URIS = 10
+LINK_FIELDS = ("client_uri", "policy_uri", "tos_uri")
+MAX_LINK_LENGTH = 2000
 
 
 class ClientMetadata(msgspec.Struct, kw_only=True):
@@ -44,6 +47,9 @@ class ClientMetadata(msgspec.Struct, kw_only=True):
     id_token_signed_response_alg: str = "RS256"
     # RFC 9449 §5.2: the client always uses DPoP; a token request without a proof is refused.
     dpop_bound_access_tokens: bool = False
+    client_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
 
 
 class ClientUpdate(ClientMetadata, kw_only=True):
@@ -101,6 +107,10 @@ def validate_metadata(meta: M) -> M:
         raise InvalidClientMetadataError(problem)
     if meta.id_token_signed_response_alg not in ID_TOKEN_ALGS:
         raise InvalidClientMetadataError(f"id_token_signed_response_alg must be one of {', '.join(ID_TOKEN_ALGS)}")
+    for field in LINK_FIELDS:
+        problem = link_problem(getattr(meta, field))
+        if problem:
+            raise InvalidClientMetadataError(f"{field} {problem}")
     if meta.scope is not None:
         names = parse_scope(meta.scope)
         unknown = unknown_scopes(names)
@@ -109,6 +119,22 @@ def validate_metadata(meta: M) -> M:
         meta.scope = format_scope(names)
     meta.grant_types = [g for g in GRANT_TYPES if g in meta.grant_types]
     return meta
+
+
+def link_problem(value: str | None) -> str | None:
+    """Why a page a client says describes it (RFC 7591 §2: `client_uri`, `policy_uri`,
+    `tos_uri`) cannot be shown as a link, or None. Only https, with a host and without
+    user-info (which would let the link text read as another host)."""
+    if value is None:
+        return None
+    if not value or len(value) > MAX_LINK_LENGTH or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in value):
+        return f"must be an https URL of at most {MAX_LINK_LENGTH} characters, without spaces or control characters"
+    try:
+        parts = urlsplit(value)
+        usable = parts.scheme == "https" and bool(parts.hostname) and "@" not in parts.netloc
+    except ValueError:  # a malformed port or IPv6 literal
+        usable = False
+    return None if usable else "must be an https URL with a host and no user-info"
 
 
 def check_name_is_not_an_integrations(meta: ClientMetadata, integration_names: list[str]) -> None:
@@ -172,6 +198,9 @@ def registration_response(
         out["scope"] = meta.scope
     if meta.dpop_bound_access_tokens:
         out["dpop_bound_access_tokens"] = True
+    for field in LINK_FIELDS:
+        if getattr(meta, field) is not None:
+            out[field] = getattr(meta, field)
     if secret is not None:
         out["client_secret"] = secret
     if is_confidential(meta.token_endpoint_auth_method):

@@ -13,14 +13,15 @@ from ..protocol.registration import ClientMetadata
 _COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
     response_types, application_type, scope, id_token_signed_response_alg, secret_hash,
     is_integration, extract(epoch FROM created_at)::bigint AS client_id_issued_at,
-    disabled_at IS NOT NULL AS disabled, verified_origin, dpop_bound_access_tokens"""
+    disabled_at IS NOT NULL AS disabled, verified_origin, dpop_bound_access_tokens, client_uri, policy_uri, tos_uri"""
 
 _GET = f"SELECT {_COLUMNS} FROM authz_clients WHERE client_id = $1"
 _INSERT = f"""
 INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method,
     grant_types, response_types, application_type, scope, id_token_signed_response_alg,
-    secret_hash, is_integration, created_at, dpop_bound_access_tokens, registration_token_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12), $13, $14)
+    secret_hash, is_integration, created_at, dpop_bound_access_tokens, registration_token_hash,
+    client_uri, policy_uri, tos_uri)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12), $13, $14, $15, $16, $17)
 RETURNING {_COLUMNS}
 """
 
@@ -35,7 +36,7 @@ WHERE client_id = $1 AND disabled_at IS NULL AND NOT is_integration
 _UPDATE = f"""
 UPDATE authz_clients SET client_name = $2, redirect_uris = $3, token_endpoint_auth_method = $4, grant_types = $5,
     response_types = $6, application_type = $7, scope = $8, id_token_signed_response_alg = $9,
-    dpop_bound_access_tokens = $10
+    dpop_bound_access_tokens = $10, client_uri = $11, policy_uri = $12, tos_uri = $13
 WHERE client_id = $1 AND disabled_at IS NULL AND NOT is_integration
 RETURNING {_COLUMNS}
 """
@@ -44,11 +45,12 @@ _INTEGRATION_NAMES = "SELECT client_name FROM authz_clients WHERE is_integration
 
 _UPSERT_DOCUMENT_CLIENT = f"""
 INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
-    response_types, application_type, id_token_signed_response_alg, verified_origin)
-VALUES ($1, $2, $3, 'none', $4, $5, $6, $7, $8)
+    response_types, application_type, id_token_signed_response_alg, verified_origin, client_uri, policy_uri, tos_uri)
+VALUES ($1, $2, $3, 'none', $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (client_id) DO UPDATE SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris,
     grant_types = EXCLUDED.grant_types, id_token_signed_response_alg = EXCLUDED.id_token_signed_response_alg,
-    verified_origin = EXCLUDED.verified_origin
+    verified_origin = EXCLUDED.verified_origin, client_uri = EXCLUDED.client_uri, policy_uri = EXCLUDED.policy_uri,
+    tos_uri = EXCLUDED.tos_uri
 WHERE authz_clients.verified_origin IS NOT NULL
 RETURNING {_COLUMNS}
 """
@@ -110,6 +112,9 @@ class PgClientStore:
             client.application_type,
             client.id_token_signed_response_alg,
             client.verified_origin,
+            client.client_uri,
+            client.policy_uri,
+            client.tos_uri,
         )
         self.changed(client.client_id)
         return _row(row) if row else None
@@ -136,6 +141,7 @@ class PgClientStore:
         now: int,
         dpop_bound_access_tokens: bool = False,
         registration_token_hash: bytes | None = None,
+        links: tuple[str | None, str | None, str | None] = (None, None, None),
     ) -> Client:
         row = await self._pool.fetchrow(
             _INSERT,
@@ -153,6 +159,7 @@ class PgClientStore:
             now,
             dpop_bound_access_tokens,
             registration_token_hash,
+            *links,
         )
         return _row(row)
 
@@ -175,6 +182,9 @@ class PgClientStore:
             meta.scope,
             meta.id_token_signed_response_alg,
             meta.dpop_bound_access_tokens,
+            meta.client_uri,
+            meta.policy_uri,
+            meta.tos_uri,
         )
         self.changed(client_id)
         return _row(row) if row else None
