@@ -22,7 +22,7 @@ TABLES = (
     "authz_login_sessions",
     "authz_clients",
     "authz_trusted_domains",
-    "authz_admin_actions",
+    "authz_events",
     "authz_users",
     "authz_schools",
     "api_files",

@@ -67,8 +67,12 @@ async def test_cli_actions_are_audit_events_with_their_source(database_url, redi
     assert (await admin_flow.exchange(reg, callback["code"], verifier)).status_code == 200
     empty = await run("users", "reset-password", "p@cli.test", "--password-stdin", stdin="")
     assert empty.returncode == 1 and "--password-stdin" in empty.stderr
-    listed = msgspec.json.decode((await run("--json", "audit", "list", "--user", "p@cli.test")).stdout)
+    listed = msgspec.json.decode(
+        (await run("--json", "audit", "list", "--kind", "admin", "--user", "p@cli.test")).stdout
+    )
     assert [a["action"] for a in listed] == ["user_created"]
+    everything = msgspec.json.decode((await run("--json", "audit", "list", "--user", "p@cli.test")).stdout)
+    assert [a["action"] for a in everything] == ["consent_given", "login_succeeded", "user_created"]
     assert listed[0]["actor"] == "admin-cli" and "@" in listed[0]["source"]
     grants = msgspec.json.decode((await run("--json", "grants", "list", "--user", "p@cli.test")).stdout)
     assert grants[0]["client_name"] == "Test CLI" and datetime.fromisoformat(grants[0]["last_used_at"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -133,10 +133,27 @@ def _audit_logger() -> Any:
     )
 
 
+AuditListener = Callable[[str, dict[str, Any]], None]
+
+# Who hears every audit event besides the log: the authorization server's event store
+# (authz/events.py) while its app runs. Process-wide, as the logging set-up itself is.
+_listeners: list[AuditListener] = []
+
+
+def listen_to_audit(listener: AuditListener) -> Callable[[], None]:
+    """Hand every audit event from now on to `listener` (it must not block: it is called
+    in the request); returns the call that stops it."""
+    _listeners.append(listener)
+    return lambda: _listeners.remove(listener) if listener in _listeners else None
+
+
 def audit(
     event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object
 ) -> None:
     """A security or administration event: who did what to whom, through which client.
-    The request id is added from the context. Never pass a secret here."""
+    The request id is added from the context. Never pass a secret here. Logged as it is
+    (an operator's SIEM reads the lines) and handed to the listeners (the event store)."""
     _audit_logger().info(event, audit=True, actor=actor, subject=subject, client_id=client_id, **fields)
     count_audit_event(event, {"actor": actor, **fields})
+    for listener in tuple(_listeners):
+        listener(event, {"actor": actor, "subject": subject, "client_id": client_id, **fields})

@@ -173,18 +173,34 @@ def _parser(prog: str = "python -m courseschool.authz admin") -> argparse.Argume
         p = command(sub, name, help_text, _by_name(method, "host"))
         p.add_argument("host", help="a host name, such as apps.example.com")
 
-    audit = groups.add_parser("audit", help="the record of administrative actions")
+    audit = groups.add_parser("audit", help="the record of events: admin actions, sign-ins, consents, security")
     sub = audit.add_subparsers(dest="command", required=True)
     p = command(
         sub,
         "list",
-        "list administrative actions (API and CLI), newest first: who, from where, what, to whom",
-        lambda a, n: a.list_actions(user=n.user, client=n.client, action=n.event, since=n.since, limit=n.limit),
+        "list events, newest first: what, who, from where, which client and school, when",
+        lambda a, n: a.list_actions(
+            kind=n.kind,
+            user=n.user,
+            client=n.client,
+            school=n.school,
+            action=n.event,
+            since=n.since,
+            until=n.until,
+            before=n.before,
+            limit=n.limit,
+        ),
     )
-    p.add_argument("--user", help="only actions on this user (id or email)")
-    p.add_argument("--client", help="only actions on this client (its id)")
-    p.add_argument("--action", dest="event", help="only this action, such as user_role_set or client_disabled")
+    p.add_argument("--kind", choices=["admin", "user", "security"], help="only events of this kind")
+    p.add_argument("--user", help="only events of this user (id or email)")
+    p.add_argument("--client", help="only events of this client (its id)")
+    p.add_argument("--school", help="only events at this school (slug or id)")
+    p.add_argument(
+        "--action", dest="event", help="only this action, such as refresh_reused, login_failed or user_role_set"
+    )
     p.add_argument("--since", help="only from this ISO 8601 date or time on (UTC unless it says), e.g. 2026-11-01")
+    p.add_argument("--until", help="only before this ISO 8601 date or time")
+    p.add_argument("--before", type=int, help="the next page: only events older than this id (the last one shown)")
     p.add_argument("--limit", type=int, default=100, help="at most this many (1 to 500; default 100)")
 
     keys = groups.add_parser("keys", help="signing keys").add_subparsers(dest="command", required=True)
@@ -272,9 +288,11 @@ async def _run(args: argparse.Namespace, settings: AuthzSettings) -> Any:
     components = Components.build(settings, pool, redis, SystemClock())
     try:
         await components.keys.start()
+        components.events.start()
         source = f"{getpass.getuser()}@{socket.gethostname()}"
         return await args.action(AdminService(components, actor="admin-cli", source=source), args)
     finally:
+        await components.events.close()
         await components.client_cache.close()
         await redis.aclose()
         await pool.close()

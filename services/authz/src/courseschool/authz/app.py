@@ -75,12 +75,14 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
         async with backing_services(settings, "authz") as (pool, redis):
             components = Components.build(settings, pool, redis, clock or SystemClock())
             await components.keys.start()
+            components.events.start()
             app.state.authz = components
             maintenance = asyncio.create_task(maintenance_loop(components))
             try:
                 yield
             finally:
                 maintenance.cancel()
+                await components.events.close()
                 components.passwords.close()
                 await components.client_cache.close()
                 if components.fetcher is not None:

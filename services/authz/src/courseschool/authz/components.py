@@ -18,6 +18,7 @@ from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.resource import canonical_resource
 from courseschool.common.row_cache import RowCache
 
+from .events import EventRecorder
 from .keys import SigningKeys
 from .limits import Limits
 from .passwords import PasswordWork
@@ -31,6 +32,7 @@ from .storage.cimd import ClientDirectory, MetadataDocumentFetcher
 from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.consents import PgConsentStore
+from .storage.events import PgEventStore
 from .storage.grants import PgCodeStore, PgGrantStore
 from .storage.housekeeping import Lifetimes, PgHousekeeping
 from .storage.interactions import RedisInteractionStore
@@ -58,6 +60,8 @@ class Components:
     sessions: PgSessionStore
     consents: PgConsentStore
     admin_store: PgAdminStore
+    events: EventRecorder  # every audit event, kept in `authz_events` (started with the app)
+    event_store: PgEventStore
     housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
     keys: SigningKeys
@@ -94,6 +98,7 @@ class Components:
             policy=rotation,
         )
         default_resource = canonical_resource(settings.base_url) or settings.base_url
+        event_store = PgEventStore(pool)
         extra = {canonical_resource(r) for r in settings.extra_resources.split()}
         return cls(
             settings=settings,
@@ -111,12 +116,15 @@ class Components:
             sessions=PgSessionStore(pool),
             consents=PgConsentStore(pool),
             admin_store=PgAdminStore(pool, clients),
+            events=EventRecorder(event_store, clock),
+            event_store=event_store,
             housekeeping=PgHousekeeping(
                 pool,
                 Lifetimes(
                     refresh_idle=settings.refresh_token_idle_ttl,
                     refresh_absolute=settings.refresh_token_absolute_ttl,
                     revoked_grant_retention=settings.revoked_grant_retention,
+                    event_retention=settings.event_retention,
                 ),
             ),
             interactions=RedisInteractionStore(redis, settings.interaction_ttl),

@@ -84,6 +84,8 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # record (admin grants list, connected apps) this long after their revocation.
     housekeeping_interval: int = 300
     revoked_grant_retention: int = 30 * 86400
+    # Events (authz_events: sign-ins, consents, security, admin actions) stay this long.
+    event_retention: int = 365 * 86400
     # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
     admin_token: str | None = None
 
@@ -124,6 +126,8 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:
             raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
+        if self.event_retention < 86400:
+            raise ValueError("EVENT_RETENTION must be at least a day (86400 seconds)")
         if self.revoked_grant_retention < 86400:
             raise ValueError("REVOKED_GRANT_RETENTION must be at least a day (86400 seconds)")
         if not 0 <= self.refresh_token_grace <= 60:

@@ -45,7 +45,11 @@ async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, A
         links=(meta.client_uri, meta.policy_uri, meta.tos_uri),
     )
     audit(
-        "client_registered", actor="client", client_id=client.client_id, auth_method=client.token_endpoint_auth_method
+        "client_registered",
+        actor="client",
+        client_id=client.client_id,
+        auth_method=client.token_endpoint_auth_method,
+        ip=ip,
     )
     return registration.registration_response(
         meta,

@@ -4,7 +4,6 @@ come back as dicts ready to print or to send as JSON."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -67,18 +66,6 @@ _LIVE_GRANTS_OF_USER = "SELECT id::text, scope FROM authz_grants WHERE user_id =
 _LIVE_GRANTS_OF_CLIENT = "SELECT id::text FROM authz_grants WHERE client_id = $1 AND revoked_at IS NULL"
 
 
-_RECORD_ACTION = """
-INSERT INTO authz_admin_actions (actor, source, action, subject, client_id, details)
-VALUES ($1, $2, $3, $4, $5, $6)
-"""
-_ACTIONS = """
-SELECT id, at, actor, source, action, subject, client_id, details FROM authz_admin_actions
-WHERE ($1::text IS NULL OR subject = $1) AND ($2::text IS NULL OR client_id = $2)
-  AND ($3::text IS NULL OR action = $3) AND ($4::timestamptz IS NULL OR at >= $4)
-ORDER BY at DESC, id DESC LIMIT $5
-"""
-
-
 def _plain(row: asyncpg.Record) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(row).items()}
 
@@ -87,30 +74,6 @@ class PgAdminStore:
     def __init__(self, pool: asyncpg.Pool, clients: PgClientStore) -> None:
         self._pool = pool
         self._clients = clients  # told of the client rows changed here (its cache)
-
-    async def record_action(
-        self,
-        *,
-        actor: str,
-        source: str,
-        action: str,
-        subject: str | None,
-        client_id: str | None,
-        details: dict[str, Any],
-    ) -> None:
-        await self._pool.execute(_RECORD_ACTION, actor, source, action, subject, client_id, details)
-
-    async def actions(
-        self,
-        *,
-        subject: str | None,
-        client_id: str | None,
-        action: str | None,
-        since: datetime | None,
-        limit: int,
-    ) -> list[dict[str, Any]]:
-        rows = await self._pool.fetch(_ACTIONS, subject, client_id, action, since, limit)
-        return [_plain(r) for r in rows]
 
     async def schools(self) -> list[dict[str, Any]]:
         return [_plain(r) for r in await self._pool.fetch(_SCHOOLS)]

@@ -12,7 +12,8 @@ endpoints/maintenance.py), so that no table grows with the traffic it has served
 - grants revoked longer ago than REVOKED_GRANT_RETENTION, and grants a day older than
   the refresh token's absolute lifetime (nothing they issued can still be used); their
   codes and refresh tokens go with them;
-- sign-in sessions a day past their end or expiry.
+- sign-in sessions a day past their end or expiry;
+- events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
 statements per pass; rows locked by a request or another replica's pass are skipped.
@@ -50,6 +51,7 @@ _RULES: dict[str, Rule] = {
         "id_hash",
         "expires_at < now() - interval '1 day' OR ended_at < now() - interval '1 day'",
     ),
+    "events": Rule("authz_events", "id", "at < now() - make_interval(secs => $2)", "event_retention"),
 }
 # One bounded batch of a rule ($1: its size); rows another transaction holds are skipped.
 _BATCH = """
@@ -58,12 +60,13 @@ DELETE FROM {table} WHERE {key} IN (
 
 
 class Lifetimes(msgspec.Struct, frozen=True, kw_only=True):
-    """Seconds: the refresh token's idle and absolute lifetimes, and how long a revoked
-    grant stays on record."""
+    """Seconds: the refresh token's idle and absolute lifetimes, how long a revoked grant
+    stays on record, and how long an event does."""
 
     refresh_idle: int
     refresh_absolute: int
     revoked_grant_retention: int
+    event_retention: int = 365 * 86400
 
 
 class PgHousekeeping:

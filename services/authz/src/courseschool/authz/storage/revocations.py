@@ -49,6 +49,7 @@ _ACTORS = {
     "replaced": "system",
     "revoked_by_client": "client",
     "revoked_by_user": "user",
+    "removed_by_user": "user",
 }
 
 

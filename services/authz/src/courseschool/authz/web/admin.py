@@ -200,12 +200,19 @@ async def list_actions(request: Request, authz: Authz) -> Response[bytes]:
     limit = query.get("limit", "100")
     if not limit.isdigit():
         raise InvalidRequestError("limit must be a whole number")
+    before = query.get("before")
+    if before is not None and not (before.isdigit() and len(before) <= 18):
+        raise InvalidRequestError("before must be an event id (a whole number from 1)")
     return no_store_json(
         await _admin(request, authz).list_actions(
+            kind=query.get("kind"),
             user=query.get("user"),
             client=query.get("client"),
+            school=query.get("school"),
             action=query.get("action"),
             since=query.get("since"),
+            until=query.get("until"),
+            before=int(before) if before is not None else None,
             limit=int(limit),
         )
     )

@@ -1,5 +1,5 @@
 """What every administrative use case shares: who acts and from where, the audit trail
-(logged, and kept in `authz_admin_actions` for `admin audit list`), and ending grants
+(logged, and kept in `authz_events` for `admin audit list` before the action answers), and ending grants
 (recorded in Postgres, published to the resource servers at once)."""
 
 from __future__ import annotations
@@ -21,14 +21,7 @@ class AdminBase:
         self, event: str, *, subject: str | None = None, client_id: str | None = None, **fields: Any
     ) -> None:
         audit(event, actor=self.actor, subject=subject, client_id=client_id, source=self.source, **fields)
-        await self.c.admin_store.record_action(
-            actor=self.actor,
-            source=self.source,
-            action=event,
-            subject=subject,
-            client_id=client_id,
-            details=fields,
-        )
+        await self.c.events.flush()
 
     async def _end_grants(self, grant_ids: list[str], reason: str) -> int:
         for grant_id in grant_ids:

@@ -1,0 +1,134 @@
+"""Every audit event, kept: the event recorder hears each one (`common.logging.audit`),
+classifies it (admin, user or security), and writes it to `authz_events` in batches from
+a task of its own, so that no request waits for the record. Administrators' actions are
+written before the action answers (`flush`). If the database cannot take them, events
+wait in a bounded buffer; past its size the oldest are dropped, counted and logged (the
+log line of each event was written all the same).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import datetime as dt
+from typing import Any
+
+import structlog
+
+from courseschool.common.clock import Clock
+from courseschool.common.logging import listen_to_audit
+
+from .storage.events import EventRow, PgEventStore
+
+log = structlog.get_logger("authz.events")
+
+ADMIN_ACTORS = frozenset({"admin", "admin-cli"})
+# What security wants to see; the rest of what people and clients do is "user".
+SECURITY_ACTIONS = frozenset(
+    {
+        "login_failed",
+        "login_locked",
+        "account_locked",
+        "code_reused",
+        "refresh_reused",
+        "revocation_refused",
+        "client_registered",
+        "client_updated",
+        "client_deleted",
+        "client_metadata_refused",
+        "app_blocked",
+    }
+)
+# Grants ended for a reason security must see (reuse, a password reset, a role change).
+SECURITY_REASONS = frozenset({"code_reused", "refresh_reused", "password_reset", "role_changed", "user_disabled"})
+_NOT_DETAILS = frozenset({"actor", "subject", "client_id", "ip", "source", "grant_id"})
+
+
+def kind_of(action: str, fields: dict[str, Any]) -> str:
+    """Security first (a grant an administrator's role change ended is a security
+    event), then what an administrator did, then everything else people and apps do."""
+    if action in SECURITY_ACTIONS or fields.get("reason") in SECURITY_REASONS:
+        return "security"
+    if fields.get("actor") in ADMIN_ACTORS:
+        return "admin"
+    return "user"
+
+
+def event_row(action: str, fields: dict[str, Any], at: dt.datetime) -> EventRow:
+    source = fields.get("ip") or fields.get("source")
+    grant_id = fields.get("grant_id")
+    details = {k: v for k, v in fields.items() if k not in _NOT_DETAILS and v is not None}
+    if grant_id is not None:
+        details["grant_id"] = grant_id
+    return EventRow(
+        at=at,
+        kind=kind_of(action, fields),
+        action=action,
+        actor=str(fields.get("actor") or "system"),
+        source=str(source) if source is not None else None,
+        subject=str(fields["subject"]) if fields.get("subject") is not None else None,
+        client_id=str(fields["client_id"]) if fields.get("client_id") is not None else None,
+        grant_id=str(grant_id) if grant_id is not None else None,
+        details=details,
+    )
+
+
+class EventRecorder:
+    def __init__(
+        self, store: PgEventStore, clock: Clock, *, capacity: int = 10_000, batch: int = 500, interval: float = 0.5
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._buffer: collections.deque[EventRow] = collections.deque(maxlen=capacity)
+        self._batch = batch
+        self._interval = interval
+        self._wake = asyncio.Event()
+        self._writing = asyncio.Lock()  # one batch at a time: a row is written once
+        self._task: asyncio.Task[None] | None = None
+        self._stop_listening: Any = None
+        self.dropped = 0
+
+    def hear(self, action: str, fields: dict[str, Any]) -> None:
+        """The audit listener: keep the event for the next batch (never blocks)."""
+        if len(self._buffer) == self._buffer.maxlen:
+            self.dropped += 1
+            log.warning("audit_event_dropped", action=action, buffered=len(self._buffer))
+        self._buffer.append(event_row(action, fields, dt.datetime.fromtimestamp(self._clock.now(), dt.UTC)))
+        if len(self._buffer) >= self._batch:
+            self._wake.set()
+
+    def start(self) -> None:
+        self._stop_listening = listen_to_audit(self.hear)
+        self._task = asyncio.create_task(self._run())
+
+    async def close(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        with contextlib.suppress(Exception):  # a database gone at shutdown: the log lines remain
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write everything heard so far (raises if the database cannot take it; the
+        events stay buffered for the next try)."""
+        async with self._writing:
+            while self._buffer:
+                rows = [self._buffer[i] for i in range(min(self._batch, len(self._buffer)))]
+                await self._store.insert(rows)
+                for _ in rows:
+                    self._buffer.popleft()
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._interval)
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception as exc:  # noqa: BLE001  the database is away: keep them, try again
+                log.warning("audit_events_not_written", error=type(exc).__name__, buffered=len(self._buffer))
+                await asyncio.sleep(self._interval)
