@@ -85,6 +85,16 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
     delay: float = 0.0
+    hold: threading.Event | None = None  # answer only once the test sets it
+
+
+@dataclass
+class Received:
+    """A POST the server took: its path, headers and body."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
 
 
 @dataclass
@@ -92,6 +102,9 @@ class HttpsServer:
     port: int
     replies: dict[str, Reply]
     hits: dict[str, int]
+    posts: list[Received] = field(default_factory=list)
+    # Replies to POSTs of a path, used up in order (then `replies`, then 200 with {}).
+    post_replies: dict[str, list[Reply]] = field(default_factory=dict)
 
     def url(self, path: str) -> str:
         return f"https://localhost:{self.port}{path}"
@@ -102,11 +115,22 @@ def https_server(folder: Path) -> Iterator[tuple[HttpsServer, Path]]:
     ca, cert, key = make_ca_and_server_cert(folder)
     replies: dict[str, Reply] = {}
     hits: dict[str, int] = {}
+    served = HttpsServer(0, replies, hits)
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             hits[self.path] = hits.get(self.path, 0) + 1
-            reply = replies.get(self.path, Reply(b"{}", 404))
+            self._answer(replies.get(self.path, Reply(b"{}", 404)))
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            served.posts.append(Received(self.path, dict(self.headers.items()), body))
+            queued = served.post_replies.get(self.path)
+            self._answer(queued.pop(0) if queued else replies.get(self.path, Reply(b"{}")))
+
+        def _answer(self, reply: Reply) -> None:
+            if reply.hold is not None:
+                reply.hold.wait(timeout=30)
             if reply.delay:
                 time.sleep(reply.delay)
             try:
@@ -129,7 +153,8 @@ def https_server(folder: Path) -> Iterator[tuple[HttpsServer, Path]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield HttpsServer(server.server_address[1], replies, hits), ca
+        served.port = server.server_address[1]
+        yield served, ca
     finally:
         server.shutdown()
         server.server_close()

@@ -293,6 +293,8 @@ async def _run(args: argparse.Namespace, settings: AuthzSettings) -> Any:
         return await args.action(AdminService(components, actor="admin-cli", source=source), args)
     finally:
         await components.events.close()
+        if components.webhook is not None:  # the running servers deliver what the CLI recorded
+            await components.webhook.close()
         await components.client_cache.close()
         await redis.aclose()
         await pool.close()

@@ -76,6 +76,8 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             components = Components.build(settings, pool, redis, clock or SystemClock())
             await components.keys.start()
             components.events.start()
+            if components.webhook is not None:
+                components.webhook.start()
             app.state.authz = components
             maintenance = asyncio.create_task(maintenance_loop(components))
             try:
@@ -83,6 +85,8 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             finally:
                 maintenance.cancel()
                 await components.events.close()
+                if components.webhook is not None:
+                    await components.webhook.close()
                 components.passwords.close()
                 await components.client_cache.close()
                 if components.fetcher is not None:

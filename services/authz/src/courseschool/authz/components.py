@@ -41,6 +41,7 @@ from .storage.revocations import PgRedisRevoker
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
 from .storage.users import PgUserStore
+from .webhook import WebhookDelivery
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,6 +63,7 @@ class Components:
     admin_store: PgAdminStore
     events: EventRecorder  # every audit event, kept in `authz_events` (started with the app)
     event_store: PgEventStore
+    webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task (started with the app)
     housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
     keys: SigningKeys
@@ -98,7 +100,7 @@ class Components:
             policy=rotation,
         )
         default_resource = canonical_resource(settings.base_url) or settings.base_url
-        event_store = PgEventStore(pool)
+        event_store = PgEventStore(pool, webhook=settings.events_webhook_url is not None)
         extra = {canonical_resource(r) for r in settings.extra_resources.split()}
         return cls(
             settings=settings,
@@ -118,6 +120,7 @@ class Components:
             admin_store=PgAdminStore(pool, clients),
             events=EventRecorder(event_store, clock),
             event_store=event_store,
+            webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=PgHousekeeping(
                 pool,
                 Lifetimes(

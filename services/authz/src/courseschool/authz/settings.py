@@ -86,6 +86,14 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     revoked_grant_retention: int = 30 * 86400
     # Events (authz_events: sign-ins, consents, security, admin actions) stay this long.
     event_retention: int = 365 * 86400
+    # An operator's HTTPS webhook for security events and new connections (webhook.py):
+    # each delivery signed with an HMAC of the secret, retried with backoff.
+    events_webhook_url: str | None = None
+    events_webhook_secret: str | None = None
+    events_webhook_ca_bundle: str | None = None  # a private CA the receiver's certificate is from
+    events_webhook_timeout: float = 5.0
+    events_webhook_max_attempts: int = 12
+    events_webhook_interval: float = 2.0
     # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
     admin_token: str | None = None
 
@@ -126,6 +134,13 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:
             raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
+        if self.events_webhook_url is not None:
+            if not self.events_webhook_url.startswith("https://"):
+                raise ValueError("EVENTS_WEBHOOK_URL must be an https URL")
+            if not self.events_webhook_secret or len(self.events_webhook_secret) < 32:
+                raise ValueError("EVENTS_WEBHOOK_SECRET (at least 32 characters) signs the webhook's deliveries")
+        if not 0 < self.events_webhook_timeout <= 30 or self.events_webhook_max_attempts < 1:
+            raise ValueError("EVENTS_WEBHOOK_TIMEOUT must be 0 to 30 seconds, EVENTS_WEBHOOK_MAX_ATTEMPTS positive")
         if self.event_retention < 86400:
             raise ValueError("EVENT_RETENTION must be at least a day (86400 seconds)")
         if self.revoked_grant_retention < 86400:

@@ -35,18 +35,28 @@ class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # One statement per batch. The school is the subject's; an event about a grant (its
-# `grant_id`) takes the grant's user and client where it names none itself.
+# `grant_id`) takes the grant's user and client where it names none itself. With $10,
+# the events an operator's webhook wants (security events, new connections) are put in
+# its outbox by the same statement.
 _INSERT = """
-INSERT INTO authz_events (at, kind, action, actor, source, subject, client_id, school_id, details)
-SELECT e.at, e.kind, e.action, e.actor, e.source,
-       COALESCE(e.subject, g.user_id::text), COALESCE(e.client_id, g.client_id),
-       COALESCE(u.school_id, g.school_id), e.details
-FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-            $8::text[], $9::jsonb[])
-     WITH ORDINALITY AS e(at, kind, action, actor, source, subject, client_id, grant_id, details, n)
-LEFT JOIN authz_grants g ON g.id::text = e.grant_id
-LEFT JOIN authz_users u ON u.id::text = COALESCE(e.subject, g.user_id::text)
-ORDER BY e.n
+WITH written AS (
+    INSERT INTO authz_events (at, kind, action, actor, source, subject, client_id, school_id, details)
+    SELECT e.at, e.kind, e.action, e.actor, e.source,
+           COALESCE(e.subject, g.user_id::text), COALESCE(e.client_id, g.client_id),
+           COALESCE(u.school_id, g.school_id), e.details
+    FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::text[], $9::jsonb[])
+         WITH ORDINALITY AS e(at, kind, action, actor, source, subject, client_id, grant_id, details, n)
+    LEFT JOIN authz_grants g ON g.id::text = e.grant_id
+    LEFT JOIN authz_users u ON u.id::text = COALESCE(e.subject, g.user_id::text)
+    ORDER BY e.n
+    RETURNING id, at, kind, action, actor, source, subject, client_id, school_id, details
+)
+INSERT INTO authz_webhook_outbox (event_id, body)
+SELECT id, jsonb_build_object(
+    'id', id, 'at', at, 'kind', kind, 'action', action, 'actor', actor, 'source', source,
+    'subject', subject, 'client_id', client_id, 'school_id', school_id, 'details', details)
+FROM written WHERE $10 AND (kind = 'security' OR action = ANY($11::text[]))
 """
 
 _SELECT = """
@@ -63,9 +73,14 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(row).items()}
 
 
+# What an operator's webhook hears besides security events: a new connection.
+WEBHOOK_ACTIONS = ["consent_given", "consent_remembered"]
+
+
 class PgEventStore:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, webhook: bool = False) -> None:
         self._pool = pool
+        self._webhook = webhook  # EVENTS_WEBHOOK_URL is set: fill its outbox
 
     async def insert(self, rows: list[EventRow]) -> None:
         if not rows:
@@ -81,7 +96,7 @@ class PgEventStore:
             [r.grant_id for r in rows],
             [r.details for r in rows],
         ]
-        await self._pool.execute(_INSERT, *columns)
+        await self._pool.execute(_INSERT, *columns, self._webhook, WEBHOOK_ACTIONS)
 
     async def query(self, q: EventQuery) -> list[dict[str, Any]]:
         """Newest first (by id: the order they were written in)."""
