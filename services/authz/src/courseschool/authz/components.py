@@ -37,6 +37,7 @@ from .storage.grants import PgCodeStore, PgGrantStore
 from .storage.housekeeping import Lifetimes, PgHousekeeping
 from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
+from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
@@ -63,6 +64,7 @@ class Components:
     admin_store: PgAdminStore
     events: EventRecorder  # every audit event, kept in `authz_events` (started with the app)
     event_store: PgEventStore
+    notices: PgNoticeStore  # a new connection, told to its person once
     webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task (started with the app)
     housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
@@ -120,6 +122,7 @@ class Components:
             admin_store=PgAdminStore(pool, clients),
             events=EventRecorder(event_store, clock),
             event_store=event_store,
+            notices=PgNoticeStore(pool),
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=PgHousekeeping(
                 pool,

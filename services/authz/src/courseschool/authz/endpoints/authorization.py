@@ -43,7 +43,9 @@ async def start_authorization(
     session = await c.sessions.get(session_id, now=now)
     usable = session is not None and session_usable(request, auth_time=session.auth_time, now=now)
     if session is not None and usable and "consent" not in request.prompt:
-        location = await _remembered(c, client, request, session.user_id, session.auth_time, ip=ip)
+        location = await _remembered(
+            c, client, request, session.user_id, session.auth_time, ip=ip, session_id=session_id
+        )
         if location is not None:
             return location
     if "none" in request.prompt:
@@ -63,7 +65,14 @@ async def start_authorization(
 
 
 async def _remembered(
-    c: Components, client: Client, request: AuthorizationRequest, user_id: str, auth_time: int, *, ip: str
+    c: Components,
+    client: Client,
+    request: AuthorizationRequest,
+    user_id: str,
+    auth_time: int,
+    *,
+    ip: str,
+    session_id: str | None,
 ) -> str | None:
     """Only administrator-made integrations may skip the consent page."""
     if not consent_can_be_remembered(client):
@@ -76,7 +85,7 @@ async def _remembered(
     if not granted or not set(granted) <= set(remembered.split()):
         return None
     audit("consent_remembered", actor="user", subject=user_id, client_id=client.client_id)
-    return await issue_code(c, client, user, request, auth_time, granted, ip=ip)
+    return await issue_code(c, client, user, request, auth_time, granted, ip=ip, session_id=session_id)
 
 
 async def issue_code(
@@ -88,10 +97,13 @@ async def issue_code(
     granted: list[str],
     *,
     ip: str,
+    session_id: str | None = None,
 ) -> str:
     """Record the grant and its code (stored as a hash), and the address the approval
     came from (`ip`, for the user's connected-apps page); the URL back to the client.
-    A metadata document's client is recorded first: the grant refers to it."""
+    A metadata document's client is recorded first: the grant refers to it. The person
+    is told of the connection on their next page in another session (`session_id`:
+    the sign-in session the approval was made in)."""
     if client.verified_origin is not None:
         recorded = await c.directory.record(client)
         if recorded is None or recorded.disabled:
@@ -114,5 +126,6 @@ async def issue_code(
         created_from=ip,
         dpop_jkt=request.dpop_jkt,
     )
-    audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id)
+    await c.notices.add(user_id=user.id, grant_id=grant.id, now=now, session_id=session_id)
+    audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id, ip=ip)
     return code_redirect_url(request.redirect_uri, code=code, state=request.state, issuer=c.settings.issuer)

@@ -22,6 +22,7 @@ from ..protocol.models import Client, User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
 from ..storage.interactions import Handoff, Interaction
+from ..storage.notices import Notice
 from .authorization import issue_code
 
 EXPIRED = "the interaction has expired, was completed, or belongs to another browser"
@@ -166,7 +167,15 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
 NOT_SHOWN = "the consent page of this interaction was never shown"
 
 
-async def decide(c: Components, uid: str, *, approve: bool, ip: str, kept: list[str] | None = None) -> str:
+async def decide(
+    c: Components,
+    uid: str,
+    *,
+    approve: bool,
+    ip: str,
+    kept: list[str] | None = None,
+    session_id: str | None = None,
+) -> str:
     """Finish the interaction (once); return the URL to send the browser to. `ip`: the
     address the approval came from, recorded with the grant. `kept`: the scopes the
     person left ticked (None: the form offered no choice). The approval grants at most
@@ -200,7 +209,12 @@ async def decide(c: Components, uid: str, *, approve: bool, ip: str, kept: list[
         return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))
-    return await issue_code(c, client, user, request, interaction.auth_time, granted, ip=ip)
+    return await issue_code(c, client, user, request, interaction.auth_time, granted, ip=ip, session_id=session_id)
+
+
+async def notices_for(c: Components, user_id: str, session_id: str | None) -> list[Notice]:
+    """The new connections to tell this person of on the page they open now (once)."""
+    return await c.notices.take(user_id=user_id, session_id=session_id, now=c.clock.now())
 
 
 async def hand_off(c: Components, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:

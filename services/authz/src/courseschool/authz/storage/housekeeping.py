@@ -13,6 +13,7 @@ endpoints/maintenance.py), so that no table grows with the traffic it has served
   the refresh token's absolute lifetime (nothing they issued can still be used); their
   codes and refresh tokens go with them;
 - sign-in sessions a day past their end or expiry;
+- notices of new connections 30 days old, seen or not;
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
@@ -51,6 +52,7 @@ _RULES: dict[str, Rule] = {
         "id_hash",
         "expires_at < now() - interval '1 day' OR ended_at < now() - interval '1 day'",
     ),
+    "notices": Rule("authz_notices", "id", "created_at < now() - interval '30 days'"),
     "events": Rule("authz_events", "id", "at < now() - make_interval(secs => $2)", "event_retention"),
 }
 # One bounded batch of a rule ($1: its size); rows another transaction holds are skipped.

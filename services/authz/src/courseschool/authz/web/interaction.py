@@ -67,6 +67,8 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
     view = await flow.consent_view(authz, interaction)
+    session_id = request.cookies.get(session_cookie_name(authz.settings))
+    notices = await flow.notices_for(authz, view.user.id, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -76,6 +78,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         view=view,
         form_target=interaction.request.redirect_uri,
         sweeping=sweeping,
+        notices=notices,
         almost_everything=sweeping is not None and changes_almost_everything(sweeping),
         new=new,
         already=already,
@@ -121,7 +124,14 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], au
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
     kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
-    location = await flow.decide(authz, uid, approve=decision == "approve", ip=client_ip(request), kept=kept)
+    location = await flow.decide(
+        authz,
+        uid,
+        approve=decision == "approve",
+        ip=client_ip(request),
+        kept=kept,
+        session_id=request.cookies.get(session_cookie_name(authz.settings)),
+    )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
         await flow.hand_off(authz, interaction, location, approved=decision == "approve", name=name)
         return see_other(f"/oauth/interaction/{uid}/done")

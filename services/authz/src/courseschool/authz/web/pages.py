@@ -3,6 +3,7 @@ and how an error looks as a page (`Pages`, used by `courseschool.common.answers`
 
 from __future__ import annotations
 
+import time
 from importlib.resources import files
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,7 +14,21 @@ from litestar.datastructures import Cookie
 
 from courseschool.common.errors import ForbiddenError, PlatformError, TooManyRequestsError
 
+
+def utc_text(epoch: int) -> str:
+    """A moment as the pages write it: "23 Nov 2026, 14:21 UTC"."""
+    t = time.gmtime(epoch)
+    return f"{t.tm_mday} {time.strftime('%b %Y, %H:%M', t)} UTC"
+
+
+def utc_iso(epoch: int) -> str:
+    """The same moment for `<time datetime>`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
 _env = Environment(loader=PackageLoader("courseschool.authz.web", "templates"), autoescape=select_autoescape(["html"]))
+_env.filters["utc_text"] = utc_text
+_env.filters["utc_iso"] = utc_iso
 STYLESHEET = (files("courseschool.authz.web") / "templates" / "style.css").read_bytes()
 
 
