@@ -174,6 +174,10 @@ def test_https_integration_callback_rules(uri: str, expected: bool) -> None:
         ("http://[::1]:6000/cb", "http://[::1]:5000/cb"),
         ("http://localhost:4000/callback", "http://localhost:3000/callback"),
         ("http://localhost:4000/cb?x=1", "http://localhost:3000/cb?x=1"),
+        ("http://127.0.0.1:80/callback", "http://127.0.0.1/callback"),  # a port, even the default one
+        ("http://127.0.0.1:65535", "http://127.0.0.1"),  # no path on either side
+        ("http://LOCALHOST:4000/cb", "http://LOCALHOST:3000/cb"),  # as the registered string spells it
+        ("http://127.0.0.1:4000/c%41b", "http://127.0.0.1:3000/c%41b"),
     ],
 )
 def test_exact_match_or_loopback_port_difference_matches(requested: str, registered: str) -> None:
@@ -194,10 +198,38 @@ def test_exact_match_or_loopback_port_difference_matches(requested: str, registe
         ("https://127.0.0.1:3000/callback", "http://127.0.0.1:3000/callback"),  # scheme
         ("http://127.0.0.1:3000/callback#x", "http://127.0.0.1:3000/callback"),  # fragment
         ("http://user@127.0.0.1:3000/callback", "http://127.0.0.1:3000/callback"),  # user-info
+        # loopback: no normalisation before comparing (RFC 9700 §4.1.3)
+        ("HTTP://127.0.0.1:3000/callback", "http://127.0.0.1:3000/callback"),  # scheme case
+        ("Http://127.0.0.1:4000/callback", "http://127.0.0.1:3000/callback"),  # scheme case, other port
+        ("http://127.0.0.1:3000/callback", "HTTP://127.0.0.1:3000/callback"),  # registered in capitals
+        ("http://LOCALHOST:3000/callback", "http://localhost:3000/callback"),  # host case
+        ("http://LocalHost:4000/callback", "http://localhost:3000/callback"),  # host case, other port
+        ("http://localhost:4000/callback", "http://LOCALHOST:3000/callback"),  # host case, other way
+        ("http://127.0.0.1:3000/%63allback", "http://127.0.0.1:3000/callback"),  # percent-encoded letter
+        ("http://127.0.0.1:3000/call%2Fback", "http://127.0.0.1:3000/call/back"),  # encoded slash
+        ("http://127.0.0.1:3000/c%4Ab", "http://127.0.0.1:3000/c%4ab"),  # hex digits case
+        ("http://127.0.0.1:3000/callback?x=%31", "http://127.0.0.1:3000/callback?x=1"),  # encoded query
+        ("http://127.0.0.1:/callback", "http://127.0.0.1/callback"),  # empty port
+        ("http://127.0.0.1:/callback", "http://127.0.0.1:3000/callback"),  # empty port
+        ("http://127.0.0.1:03000/callback", "http://127.0.0.1:3000/callback"),  # leading zero
+        ("http://127.0.0.1:0/callback", "http://127.0.0.1:3000/callback"),  # port 0
+        ("http://localhost.:3000/callback", "http://localhost:3000/callback"),  # trailing dot
+        ("http://127.0.0.1.:3000/callback", "http://127.0.0.1:3000/callback"),  # trailing dot
+        ("http://127.0.0.1:3000/callback.", "http://127.0.0.1:3000/callback"),  # trailing dot in path
+        ("http://@127.0.0.1:3000/callback", "http://127.0.0.1:3000/callback"),  # empty user-info
+        ("http://127.0.0.1:3000/./callback", "http://127.0.0.1:3000/callback"),  # dot segment
+        ("http://127.0.0.1:3000//callback", "http://127.0.0.1:3000/callback"),  # doubled slash
+        ("http://127.0.0.1:3000/callback?", "http://127.0.0.1:3000/callback"),  # empty query
+        ("http://127.0.0.1:3000/", "http://127.0.0.1:3000"),  # added root path
+        ("http://127.0.0.1:3000", "http://127.0.0.1:3000/"),  # removed root path
         # non-loopback: exact string only
         ("https://app.example.com:443/cb", "https://app.example.com/cb"),
         ("https://app.example.com:8443/cb", "https://app.example.com/cb"),
         ("https://APP.example.com/cb", "https://app.example.com/cb"),
+        ("HTTPS://app.example.com/cb", "https://app.example.com/cb"),
+        ("https://app.example.com./cb", "https://app.example.com/cb"),
+        ("https://app.example.com:/cb", "https://app.example.com/cb"),
+        ("https://app.example.com/%63b", "https://app.example.com/cb"),
         ("https://app.example.com/cb/", "https://app.example.com/cb"),
         ("http://example.com:81/cb", "http://example.com:80/cb"),
         ("http://127.0.0.1:3000/callback", "https://app.example.com/callback"),

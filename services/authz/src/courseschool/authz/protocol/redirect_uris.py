@@ -5,6 +5,12 @@ must allow any port at request time. §8.3 discourages `localhost`, but the inte
 accepts it (real clients register `http://localhost:<port>/callback`), so it is
 treated as loopback too. RFC 6749 §3.1.2: the URI is absolute and has no fragment.
 Administrator-made integrations may use fixed `https` callbacks (exact match).
+
+Matching is a comparison of strings (RFC 9700 §4.1.3, RFC 8252 §7.3): the requested URI
+is the registered string itself, or, for a loopback URI, the registered string with only
+its port changed. Nothing is normalised first: a different case of scheme or host,
+percent-encoding, a spelled-out default port, an empty port, a trailing dot or user-info
+is a different URI and is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +26,15 @@ MAX_REDIRECT_URI_LENGTH = 2000
 _LOOPBACK_NETLOC = re.compile(r"(?:127\.0\.0\.1|\[::1\]|localhost)(?::[0-9]{1,5})?", re.IGNORECASE)
 
 
+# A loopback URI cut around its port: what precedes it (scheme and host, as spelled), the
+# port's digits (none, or 1 to 65535 with no leading zero) and what follows (path, query).
+_LOOPBACK_AROUND_PORT = re.compile(
+    r"(?P<head>[A-Za-z]+://(?:127\.0\.0\.1|\[::1\]|(?i:localhost)))"
+    r"(?::(?P<port>[1-9][0-9]{0,4}))?(?P<tail>[/?][^#]*)?",
+    re.DOTALL,
+)
+
+
 def _split(uri: str) -> SplitResult | None:
     if not isinstance(uri, str) or not uri or len(uri) > MAX_REDIRECT_URI_LENGTH:
         return None
@@ -33,13 +48,6 @@ def _split(uri: str) -> SplitResult | None:
     except ValueError:
         return None
     return parts
-
-
-def _host(parts: SplitResult) -> str:
-    # netloc without port, lower-cased; IPv6 keeps its brackets. Only called on a
-    # netloc that already matched _LOOPBACK_NETLOC.
-    host = parts.netloc.lower()
-    return host[: host.index("]") + 1] if host.startswith("[") else host.split(":")[0]
 
 
 def is_loopback_redirect_uri(uri: str) -> bool:
@@ -62,13 +70,17 @@ def is_https_redirect_uri(uri: str) -> bool:
 
 
 def redirect_uri_matches(requested: str, registered: str) -> bool:
-    """Exact string match, except that a loopback URI's port may differ (RFC 8252 §7.3)."""
+    """Exact string match, except that a loopback URI's port may differ (RFC 8252 §7.3,
+    RFC 9700 §4.1.3). Only the port's digits may differ: everything before and after
+    them is compared as the registered string spells it."""
     if requested == registered:
         return True
     if not (is_loopback_redirect_uri(requested) and is_loopback_redirect_uri(registered)):
         return False
-    a, b = urlsplit(requested), urlsplit(registered)
-    return a.scheme == b.scheme and _host(a) == _host(b) and a.path == b.path and a.query == b.query
+    a, b = _LOOPBACK_AROUND_PORT.fullmatch(requested), _LOOPBACK_AROUND_PORT.fullmatch(registered)
+    if a is None or b is None or (a["port"] is not None and int(a["port"]) > 65535):
+        return False
+    return a["head"] == b["head"] and (a["tail"] or "") == (b["tail"] or "")
 
 
 def find_redirect_uri(requested: str, registered: list[str]) -> bool:
