@@ -64,17 +64,34 @@ def _substitute(text: str, pattern: str, replacement: str) -> str:
     return new
 
 
+# The variable nginx.conf proxies each service's locations to (set in upstreams.conf).
+UPSTREAM_VARIABLES = {
+    "authz": "$authz_upstream",
+    "resource-api": "$resource_upstream",
+    "discovery": "$discovery_upstream",
+}
+
+
+def upstreams_conf(addresses: dict[str, str], resolver: str | None = None) -> str:
+    """An upstreams.conf for nginx.conf: {compose service name: "host:port"}; a resolver
+    only where the hosts are names."""
+    lines = [f"resolver {resolver} valid=10s ipv6=off;"] if resolver else []
+    lines += [f"set {UPSTREAM_VARIABLES[name]} http://{addresses[name]};" for name in SERVICES]
+    return "\n".join(lines) + "\n"
+
+
 @contextlib.contextmanager
 def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[dict[str, object]]:
     """nginx with deploy/nginx/nginx.conf, run on loopback, in front of
     `upstream_ports` ({compose service name: loopback port}).
 
-    The copy differs from the file only where a test run must: listening ports, the pid
-    and temporary files under a temp dir, and the upstream addresses (loopback ports
-    instead of the compose host names; IP literals need no resolver). The temp dir is
-    world-traversable: run as root, nginx's workers run as `nobody` and buffer request
-    bodies there. Yields {"port", "health_port", "error_log", "access_log"}; the logs
-    exist while the gateway runs."""
+    The upstream addresses are the setting nginx.conf includes (upstreams.conf next to
+    it): here loopback ports instead of the compose host names (IP literals need no
+    resolver). The copy of nginx.conf differs from the file only where a run on a shared
+    machine must: listening ports, and the pid, temporary files and logs under a temp
+    dir. The temp dir is world-traversable: run as root, nginx's workers run as `nobody`
+    and buffer request bodies there. Yields {"port", "health_port", "error_log",
+    "access_log"}; the logs exist while the gateway runs."""
     tmp = Path(tempfile.mkdtemp(prefix="cs-nginx-"))
     tmp.chmod(0o755)
     port, health_port = free_port(), free_port()
@@ -85,8 +102,7 @@ def run_gateway(nginx_binary: str, upstream_ports: dict[str, int]) -> Iterator[d
     conf = _substitute(conf, r"/tmp/nginx-", f"{tmp}/nginx-")
     conf = _substitute(conf, r"error_log /dev/stderr warn;", f"error_log {tmp}/error.log warn;")
     conf = _substitute(conf, r"access_log /dev/stdout json;", f"access_log {tmp}/access.log json;")
-    for name, (_, service_port) in SERVICES.items():
-        conf = _substitute(conf, rf"http://{name}:{service_port};", f"http://127.0.0.1:{upstream_ports[name]};")
+    (tmp / "upstreams.conf").write_text(upstreams_conf({name: f"127.0.0.1:{p}" for name, p in upstream_ports.items()}))
     path = tmp / "nginx.conf"
     path.write_text(conf)
     proc = subprocess.Popen(

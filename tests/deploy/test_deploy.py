@@ -48,11 +48,13 @@ from ..deployment import (
     NGINX_CONF,
     REPO,
     SERVICES,
+    UPSTREAM_VARIABLES,
     compose_migration_command,
     find_tool,
     free_port,
     nginx_or_skip,
     run_gateway,
+    upstreams_conf,
 )
 
 K8S = DEPLOY / "k8s"
@@ -259,6 +261,18 @@ def _nginx_parse(text: str) -> list[tuple[str, list[str], list | None]]:
     return tree
 
 
+def _with_includes(block: list) -> list:
+    """A block with each `include FILE` replaced by FILE's directives (a relative name is
+    read next to nginx.conf, as nginx reads it)."""
+    out: list = []
+    for name, args, children in block:
+        if name == "include":
+            out += _nginx_parse((NGINX_CONF.parent / args[0]).read_text())
+        else:
+            out.append((name, args, children))
+    return out
+
+
 def _nginx_public_server() -> tuple[dict[str, str], dict[tuple[str, str], str | None]]:
     """The server on port 8000: its upstream variables, and its locations as
     {(match, path): service or None for `return 404`}."""
@@ -267,7 +281,7 @@ def _nginx_public_server() -> tuple[dict[str, str], dict[tuple[str, str], str | 
     servers = [children for name, _, children in http if name == "server"]
     public = [s for s in servers if any(n == "listen" and a[0].split(":")[-1] == "8000" for n, a, _ in s)]
     assert len(public) == 1, "exactly one server listens on 8000"
-    server = public[0]
+    server = _with_includes(public[0])
     upstreams = {}
     for name, args, _ in server:
         if name == "set":
@@ -315,6 +329,25 @@ def test_nginx_routes_exactly_the_public_paths_to_the_right_upstreams(service_ro
             assert _nginx_pick(locations, _sample(path)) == expected, (service, path)
     for path in REFUSED:
         assert _nginx_pick(locations, os.path.normpath(path.replace("%2e", "."))) is None, path
+
+
+def test_nginx_upstreams_are_a_setting_of_their_own_file():
+    """nginx.conf names no service address: its public server includes upstreams.conf
+    (the resolver and the three upstream variables), which is the only file another
+    runtime replaces. The shipped one is compose's: its host names, Docker's DNS."""
+    tree = _nginx_parse(NGINX_CONF.read_text())
+    http = next(children for name, _, children in tree if name == "http")
+    servers = [children for name, _, children in http if name == "server"]
+    own = [(name, args) for block in (http, *servers) for name, args, _ in block]
+    assert not [d for d in own if d[0] in ("resolver", "set")], "upstreams and resolver belong in upstreams.conf"
+    assert [args for name, args in own if name == "include"] == [["upstreams.conf"]]
+    shipped = _nginx_parse((NGINX_CONF.parent / "upstreams.conf").read_text())
+    assert {name for name, _, _ in shipped} == {"resolver", "resolver_timeout", "set"}
+    assert ("resolver", ["127.0.0.11", "valid=10s", "ipv6=off"], None) in shipped
+    sets = {args[0]: args[1] for name, args, _ in shipped if name == "set"}
+    assert sets == {UPSTREAM_VARIABLES[n]: f"http://{n}:{port}" for n, (_, port) in SERVICES.items()}
+    written = _nginx_parse(upstreams_conf({n: f"127.0.0.1:{port}" for n, (_, port) in SERVICES.items()}))
+    assert {args[0] for name, args, _ in written if name == "set"} == set(sets)
 
 
 def test_nginx_passes_forwarding_headers_and_limits_bodies():
@@ -971,6 +1004,7 @@ def test_compose_wiring(compose, service_routes):
     published = {name: s["ports"] for name, s in services.items() if "ports" in s}
     assert published == {"gateway": ["${GATEWAY_BIND:-127.0.0.1}:8000:8000"]}, "only the gateway, on loopback"
     assert "./nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in services["gateway"]["volumes"]
+    assert "./nginx/upstreams.conf:/etc/nginx/upstreams.conf:ro" in services["gateway"]["volumes"]
     for name, (package, port) in SERVICES.items():
         service = services[name]
         assert service["command"] == [
