@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -84,3 +85,23 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 @pytest.fixture(scope="session")
 def kek() -> str:
     return new_kek()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    import os
+
+    chosen = [
+        f"{what}: {'the server of ' + name if os.environ.get(name) else 'a container (testcontainers) or embedded, chosen at first use'}"
+        for what, name in (("PostgreSQL", "TEST_DATABASE_URL"), ("Redis", "TEST_REDIS_URL"))
+    ]
+    return ["test servers: " + "; ".join(chosen) + " (the path taken is in the summary)"]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Which path each test server (and the container tier's image) took, and why."""
+    from .infra import PATHS_TAKEN
+
+    if PATHS_TAKEN:
+        terminalreporter.section("test servers and containers")
+        for what, path in PATHS_TAKEN.items():
+            terminalreporter.write_line(f"{what}: {path}")

