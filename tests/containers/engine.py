@@ -65,12 +65,11 @@ class Engine:
     def name(self) -> str:
         return Path(self.binary).name
 
-    def run(
-        self, *args: str, timeout: float = 120, check: bool = True, **kwargs: object
-    ) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`<engine> args...`; raises with its stderr on a non-zero exit when `check`."""
         result = subprocess.run(
-            [self.binary, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kwargs
-        )  # type: ignore[call-overload]
+            [self.binary, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        )
         if check and result.returncode != 0:
             raise RuntimeError(
                 f"`{self.name} {' '.join(args[:3])} ...` failed ({result.returncode}): {result.stderr[-3000:]}"

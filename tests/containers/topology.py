@@ -168,14 +168,15 @@ def admin(service: ContainerService, *args: str) -> Any:
 
 
 def new_service(
-    engine: Engine, image: str, name: str, env: dict[str, str], folder: Path, *, label: str = ""
+    engine: Engine, image: str, name: str, env: dict[str, str], folder: Path, *, label: str = "", port: int = 0
 ) -> ContainerService:
+    """A container of compose service `name` (not started) on `port` (0: a free one)."""
     package, _ = SERVICES[name]
     tag = label or name
     return ContainerService(
         name=name,
         package=package,
-        port=free_port(),
+        port=port or free_port(),
         env=env,
         log_path=folder / f"{tag}.log",
         cwd=folder,
@@ -210,11 +211,9 @@ def running_containers(
             )
             return _child_env({**env, **TEST_ENV.get(name, {})})
 
-        services: dict[str, Service] = {}
-        for name in SERVICES:
-            service = new_service(engine, image, name, env_of(name), folder)
-            service.port = ports[name]
-            services[name] = service
+        services: dict[str, Service] = {
+            name: new_service(engine, image, name, env_of(name), folder, port=ports[name]) for name in SERVICES
+        }
         topology = Topology(
             base_url=base_url,
             email=OWNER_EMAIL,
