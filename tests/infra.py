@@ -99,7 +99,7 @@ def container_engine() -> tuple[Any, str, str | None]:
     return found
 
 
-def testcontainers_for(image: str) -> tuple[bool, str]:
+def engine_for_image(image: str) -> tuple[bool, str]:
     """Whether testcontainers can run `image` here: an engine answers and has the image or
     can pull it. Points testcontainers at that engine (DOCKER_HOST; no reaper container on
     podman: its image is not pullable either, and the session stops its containers)."""
@@ -127,7 +127,7 @@ def postgres_server() -> Iterator[str]:
         PATHS_TAKEN["PostgreSQL"] = "the server of TEST_DATABASE_URL"
         yield url
         return
-    usable, why = testcontainers_for(POSTGRES_IMAGE)
+    usable, why = engine_for_image(POSTGRES_IMAGE)
     if usable:
         from testcontainers.postgres import PostgresContainer
 
@@ -153,7 +153,7 @@ def redis_server() -> Iterator[str]:
         PATHS_TAKEN["Redis"] = "the server of TEST_REDIS_URL"
         yield url
         return
-    usable, why = testcontainers_for(REDIS_IMAGE)
+    usable, why = engine_for_image(REDIS_IMAGE)
     if usable:
         from testcontainers.redis import RedisContainer
 
