@@ -12,11 +12,11 @@ DPoP keeps working on each replica for its own share of the traffic.
 from __future__ import annotations
 
 import itertools
-import time
 
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from .clock import Clock, SystemClock
 from .logging import get_logger
 from .secrets import new_token
 
@@ -30,15 +30,18 @@ DPOP_KEYS = "dpop"
 
 class MemoryDpopStore:
     """This process's memory: at most `limit` proofs remembered; past that the expired
-    ones go first, then the oldest."""
+    ones go first, then the oldest. Time is the checker's clock: a key recorded for
+    `ttl` seconds at second `now` is forgotten at second `now + ttl`, as Redis forgets it
+    at the latest."""
 
-    def __init__(self, limit: int = 100_000) -> None:
+    def __init__(self, limit: int = 100_000, *, clock: Clock | None = None) -> None:
         self._limit = limit
-        self._seen: dict[str, float] = {}  # key -> monotonic expiry
+        self._clock = clock or SystemClock()
+        self._seen: dict[str, int] = {}  # key -> the second it is forgotten at
         self._nonces: dict[int, str] = {}
 
     async def first_use(self, key: str, ttl: int) -> bool:
-        now = time.monotonic()
+        now = self._clock.now()
         expiry = self._seen.get(key)
         if expiry is not None and expiry > now:
             return False
@@ -57,10 +60,10 @@ class MemoryDpopStore:
 
 
 class RedisDpopStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
+    def __init__(self, redis: aioredis.Redis, prefix: str, *, clock: Clock | None = None) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._fallback = MemoryDpopStore()
+        self._fallback = MemoryDpopStore(clock=clock)
 
     async def first_use(self, key: str, ttl: int) -> bool:
         try:

@@ -140,7 +140,7 @@ class Components:
             passwords=PasswordWork(
                 workers=settings.password_hash_workers or os.cpu_count() or 1, queue=settings.password_hash_queue
             ),
-            dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS), settings.dpop_policy, clock),
+            dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=clock), settings.dpop_policy, clock),
             policy=TokenPolicy(
                 issuer=settings.issuer,
                 access_token_ttl=settings.access_token_ttl,

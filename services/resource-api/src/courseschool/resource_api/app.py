@@ -52,6 +52,7 @@ def create_app(
         http = authz or httpx.AsyncClient(
             base_url=settings.authz_internal_url, event_hooks={"request": [forward_request_id]}
         )
+        now = clock or SystemClock()
         verifier = BearerVerifier(
             mode=settings.token_validation,
             issuer=settings.issuer,
@@ -61,7 +62,7 @@ def create_app(
             introspector=Introspector(http, settings.rs_client_id, settings.rs_client_secret),
             redis=redis,
             cache_ttl=settings.introspection_cache_ttl,
-            dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS), settings.dpop_policy, clock or SystemClock()),
+            dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=now), settings.dpop_policy, now),
             clock=clock,
             revocations=RevocationSource(http, settings.internal_token) if settings.internal_token else None,
         )
