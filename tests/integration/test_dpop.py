@@ -17,6 +17,8 @@ import pytest
 from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
 from courseschool.common.clock import FrozenClock
+from courseschool.common.dpop import DpopChecker, DpopPolicy, ProofTarget
+from courseschool.common.dpop_store import RedisDpopStore
 
 from ..dpop_proofs import DpopKey
 from .conftest import serve
@@ -227,3 +229,19 @@ async def test_required_nonces_are_asked_for_and_handed_out(
         assert tokens.headers["dpop-nonce"] == nonce  # the same period: the same nonce
         bearer = await nonced.post(nonced.refresh_form({"client_id": form["client_id"]}, "x"), None)
         assert "dpop-nonce" not in bearer.headers  # no proof, no nonce
+
+
+async def test_redis_remembers_a_proof_until_its_last_accepted_second_has_passed(redis_client) -> None:
+    """The replay memory in Redis (RFC 9449 §11.1) outlives the proof's acceptance: a
+    proof made at the window's future edge is accepted through the second iat + window,
+    so its jti is kept window * 2 + 1 seconds from the start of the checker's second (it
+    used to be kept window * 2, one second short). Compared on Redis's own clock: when the
+    key expires, less the Redis time read before the check (no sleep, nothing timed)."""
+    seconds, _ = await redis_client.time()
+    clock = FrozenClock(int(seconds))  # the checker's clock: the second the check happens in
+    dpop = DpopChecker(RedisDpopStore(redis_client, "dpop-test", clock=clock), DpopPolicy(window=60), clock)
+    proof = DpopKey("ES256").proof("POST", TOKEN_URL, iat=clock.now() + 60)
+    await dpop.check(ProofTarget(method="POST", url=TOKEN_URL, proofs=(proof,)))
+    (key,) = [k async for k in redis_client.scan_iter(match="dpop-test:jti:*")]
+    expires_ms = await redis_client.pexpiretime(key)
+    assert expires_ms >= (clock.now() + 2 * 60 + 1) * 1000  # past the end of the second now + 120

@@ -243,6 +243,16 @@ def verify_proof(value: str, *, method: str, url: str, now: int, window: int, ac
     return Proof(jkt=key.thumbprint(), jti=jti, iat=int(iat), nonce=nonce if isinstance(nonce, str) else None)
 
 
+def replay_ttl(iat: int, *, now: int, window: int) -> int:
+    """How long a proof's `jti` is remembered (§11.1): for as long as the proof could be
+    accepted again. `verify_proof` takes it while `abs(now - iat) <= window` on a clock
+    of whole seconds, that is through the whole second `iat + window` (`iat` rounded
+    down, as `Proof.iat` is), which ends `iat + window + 1 - now` seconds after the
+    start of the second `now`. The store counts from a moment within that second, so
+    this many seconds cover it whatever part of it has gone; never less than 1."""
+    return max(1, iat + window + 1 - now)
+
+
 class DpopChecker:
     """Proofs checked against the request, the nonce and the replay cache (§4.3, §8, §11.1)."""
 
@@ -271,7 +281,7 @@ class DpopChecker:
         if self.policy.nonce_required:
             await self._check_nonce(proof.nonce, now)
         seen = f"{proof.jkt}:{hashlib.sha256(proof.jti.encode()).hexdigest()[:32]}"
-        if not await self._store.first_use(seen, 2 * self.policy.window):
+        if not await self._store.first_use(seen, replay_ttl(proof.iat, now=now, window=self.policy.window)):
             raise _invalid("the DPoP proof was used before: make a new proof (a new jti) for every request")
         return proof
 
