@@ -68,7 +68,9 @@ class PresentedCredentials(msgspec.Struct, frozen=True):
 def presented_credentials(form: TokenForm, basic: BasicCredentials | None) -> PresentedCredentials:
     """§2.3: one authentication method per request. Basic carries the id (and the secret,
     empty for a public client's library); the form may repeat the same `client_id` but
-    not carry a secret as well."""
+    not carry a secret as well. An id or secret outside the characters of Appendix A
+    names no client: `invalid_client`."""
+    _check_characters(form, basic)
     if basic is not None:
         if form.client_secret:
             raise InvalidRequestError(
@@ -82,6 +84,20 @@ def presented_credentials(form: TokenForm, basic: BasicCredentials | None) -> Pr
         raise InvalidClientError("client_id is required (in the form body, or in an HTTP Basic Authorization header)")
     method = "client_secret_post" if form.client_secret else "none"
     return PresentedCredentials(form.client_id, form.client_secret, method, False)
+
+
+def _is_vschar(value: str) -> bool:
+    """Appendix A.1 and A.2: `client_id` and `client_secret` are `*VSCHAR`, %x20-7E."""
+    return all(" " <= ch <= "~" for ch in value)
+
+
+def _check_characters(form: TokenForm, basic: BasicCredentials | None) -> None:
+    """No control character (NUL above all), nor anything beyond ASCII, reaches a lookup."""
+    if basic is not None and not (_is_vschar(basic.client_id) and _is_vschar(basic.secret)):
+        raise basic_refusal("client_id and client_secret are printable ASCII (RFC 6749 Appendix A.1, A.2)")
+    for value in (form.client_id, form.client_secret):
+        if value is not None and not _is_vschar(value):
+            raise InvalidClientError("client_id and client_secret are printable ASCII (RFC 6749 Appendix A.1, A.2)")
 
 
 _HOW = {

@@ -65,6 +65,12 @@ ON CONFLICT (client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, disabl
 """
 
 
+def storable(client_id: str) -> bool:
+    """PostgreSQL's text holds no NUL (a query with one fails): such an id names no
+    client, whoever sent it (a path, a Basic header)."""
+    return "\x00" not in client_id
+
+
 def _row(row: asyncpg.Record) -> Client:
     return Client(**dict(row))
 
@@ -82,6 +88,8 @@ class PgClientStore:
         self._cache = cache
 
     async def get(self, client_id: str) -> Client | None:
+        if not storable(client_id):
+            return None
         if self._cache is None:
             return await self._read(client_id)
         return await self._cache.get(client_id, self._read)
@@ -166,6 +174,8 @@ class PgClientStore:
     async def registration_token_hash(self, client_id: str) -> bytes | None:
         """RFC 7592: the hash a live self-registered client's configuration requests are
         checked against; None for any other client, or none at all."""
+        if not storable(client_id):
+            return None
         return await self._pool.fetchval(_REGISTRATION_TOKEN, client_id)
 
     async def update(self, client_id: str, meta: ClientMetadata) -> Client | None:
