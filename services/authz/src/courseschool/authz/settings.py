@@ -13,6 +13,7 @@ RATE_NAMES = (
     "rate_introspect_per_client",
     "rate_login_per_ip",
     "rate_authorize_per_ip",
+    "rate_logout_per_ip",
 )
 
 
@@ -69,6 +70,9 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # Anonymous, and each call holds a pending request in Redis for INTERACTION_TTL;
     # generous, since a whole school may sign in from behind one address.
     rate_authorize_per_ip: str = "120/60"
+    # Sign-out (/oauth/logout, GET and POST): anonymous like the authorization endpoint,
+    # and limited the same way.
+    rate_logout_per_ip: str = "120/60"
     login_lockout_threshold: int = 5
     login_lockout_base: int = 30
     login_source_threshold: int = 20

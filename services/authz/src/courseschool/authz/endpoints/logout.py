@@ -15,7 +15,11 @@ from ..storage.sessions import LoginSession
 from . import page_forms
 
 
-async def logout_request(c: Components, params: Params) -> LogoutRequest:
+async def logout_request(c: Components, params: Params, *, ip: str) -> LogoutRequest:
+    """The request checked (protocol/logout.py) against the stored clients only: a
+    metadata document is never fetched here. TooManyRequestsError first, before anything
+    is looked up (RATE_LOGOUT_PER_IP, like the authorization endpoint)."""
+    await c.limits.count("rate_logout_per_ip", ip)
     hint_value = single(params, "id_token_hint", unsafe=True)
     hint = None
     if hint_value:
@@ -23,7 +27,7 @@ async def logout_request(c: Components, params: Params) -> LogoutRequest:
             hint = c.keys.ring.id_token_hint(hint_value[:8192])
         except InvalidTokenError:
             raise InvalidRequestError("the ID token hint was not issued by this server") from None
-    return await validate_logout_request(params, c.directory, hint=hint)
+    return await validate_logout_request(params, c.clients, hint=hint)
 
 
 async def current_session(c: Components, session_id: str | None) -> LoginSession | None:
@@ -46,7 +50,9 @@ async def sign_out(c: Components, session_id: str | None, csrf: str) -> None:
 
 
 def after_sign_out(request: LogoutRequest) -> str | None:
-    """Where the browser goes afterwards: the client's validated URI with its `state`."""
+    """Where the client asked the browser to go afterwards: its validated URI with its
+    `state`. The web layer sends the browser there only after a confirmed sign-out;
+    otherwise the signed-out page offers it as a link."""
     if request.post_logout_redirect_uri is None:
         return None
     return redirect_url(request.post_logout_redirect_uri, {"state": request.state})

@@ -79,20 +79,29 @@ _AUTHORIZE_PARAMS = (
 _LOGOUT_PARAMS = (
     (
         "id_token_hint",
-        "An ID token this server issued to the client (expired ones are accepted).",
+        "An ID token this server issued to the client (expired ones are accepted); required with "
+        "post_logout_redirect_uri (RP-Initiated Logout §3).",
         "eyJhbGci...",
         False,
         None,
     ),
-    ("client_id", "The client, when no id_token_hint is sent.", _CLIENT_ID, False, None),
+    (
+        "client_id",
+        "The client, when no id_token_hint is sent. Only clients already known here are looked up (a metadata "
+        "document is never fetched); an unknown one is shown no name and gets no redirect.",
+        _CLIENT_ID,
+        False,
+        None,
+    ),
     (
         "post_logout_redirect_uri",
-        "Where to send the browser afterwards: one of the client's redirect URIs (a loopback port may differ).",
+        "Where to send the browser after the person confirmed: one of the client's redirect URIs (a loopback port "
+        "may differ), with id_token_hint. Without a session the signed-out page links to it; nothing redirects.",
         _CALLBACK,
         False,
         None,
     ),
-    ("state", "Opaque value echoed on that redirect.", "af0ifjsldkj", False, None),
+    ("state", "Opaque value echoed on that redirect (or link).", "af0ifjsldkj", False, None),
 )
 
 
@@ -108,8 +117,13 @@ def _logout_operations() -> dict[str, Any]:
         },
     }
     back = {
-        "description": "Signed out (or not signed in): back to `post_logout_redirect_uri` with `state`",
+        "description": "Signed out after the confirmation: back to `post_logout_redirect_uri` with `state`",
         "headers": {"Location": {**_LOCATION, "example": f"{_CALLBACK}?state=af0ifjsldkj"}},
+    }
+    too_many = {
+        **_ERROR_PAGE,
+        "description": "Too many sign-out requests from this address (RATE_LOGOUT_PER_IP): an HTML page",
+        "headers": error_responses(429)["429"]["headers"],
     }
     common = {"tags": [TAG], "security": [{}]}
     return {
@@ -118,13 +132,14 @@ def _logout_operations() -> dict[str, Any]:
             "operationId": "end_session",
             "summary": "Sign out (OpenID Connect RP-Initiated Logout)",
             "description": "Open this in the user's browser. The person is asked to confirm; the browser then goes "
-            "to `post_logout_redirect_uri` (when registered for the client) with `state`. Tokens are not revoked: "
-            "revoke them at the revocation endpoint.",
+            "to `post_logout_redirect_uri` (registered for the client named by `id_token_hint`) with `state`. "
+            "Not signed in: the signed-out page, with a link back. Tokens are not revoked: revoke them at the "
+            "revocation endpoint.",
             "parameters": [_query(*p) for p in _LOGOUT_PARAMS],
             "responses": {
                 "200": page,
-                "303": back,
                 "400": _ERROR_PAGE,
+                "429": too_many,
                 **error_responses(503),
                 **unexpected_response(),
             },
@@ -141,6 +156,7 @@ def _logout_operations() -> dict[str, Any]:
                 "303": back,
                 "400": _ERROR_PAGE,
                 "403": {**_ERROR_PAGE, "description": "A form not sent from the confirmation page: an HTML page"},
+                "429": too_many,
                 **error_responses(503),
                 **unexpected_response(),
             },

@@ -2,7 +2,8 @@
 Connect RP-Initiated Logout 1.0. A request (from a client, or our pages' "Sign out")
 shows a confirmation; its form posts back with a CSRF token; then the session ends,
 its cookie is dropped, and the browser goes to the client's validated
-`post_logout_redirect_uri`, or to a page that says it is signed out."""
+`post_logout_redirect_uri`, or to a page that says it is signed out. Without a session
+to end, nothing redirects: the signed-out page offers the way back as a link."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from litestar import Request, Response, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints import logout as flow
-from .http import Authz, multi
+from .http import Authz, client_ip, multi
 from .interaction import session_cookie, session_cookie_name
 from .pages import render, see_other
 
@@ -26,19 +27,19 @@ async def logout(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]
         params = multi((await request.form()).multi_items())
     else:
         params = multi(request.query_params.multi_items())
-    wanted = await flow.logout_request(authz, params)
+    wanted = await flow.logout_request(authz, params, ip=client_ip(request))
     cookie_name = session_cookie_name(authz.settings)
     session_id = request.cookies.get(cookie_name)
     location = flow.after_sign_out(wanted)
+    session = await flow.current_session(authz, session_id)
+    if session is None or session_id is None:  # nothing to end, and no one who confirmed
+        return render("signed_out.html", back=location, request=wanted)
     if request.method == "POST" and CONFIRMED in params:
         await flow.sign_out(authz, session_id, params[CONFIRMED][0])
         gone = session_cookie(authz.settings, "", 0)
         if location is not None:
             return see_other(location, cookies=[gone])
         return render("signed_out.html", cookies=[gone])
-    session = await flow.current_session(authz, session_id)
-    if session is None or session_id is None:  # nothing to end
-        return see_other(location) if location is not None else render("signed_out.html")
     user = await authz.users.get(session.user_id)
     return render(
         "logout.html",
