@@ -14,6 +14,8 @@ RATE_NAMES = (
     "rate_login_per_ip",
     "rate_authorize_per_ip",
     "rate_logout_per_ip",
+    "rate_client_configuration_per_ip",
+    "rate_client_configuration_per_client",
 )
 
 
@@ -73,6 +75,11 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # Sign-out (/oauth/logout, GET and POST): anonymous like the authorization endpoint,
     # and limited the same way.
     rate_logout_per_ip: str = "120/60"
+    # The client configuration endpoint (RFC 7592: a client reads, replaces or deletes
+    # its registration): each request per address and per client id named in the path,
+    # counted before the registration access token is checked. A client needs it rarely.
+    rate_client_configuration_per_ip: str = "60/3600"
+    rate_client_configuration_per_client: str = "30/3600"
     login_lockout_threshold: int = 5
     login_lockout_base: int = 30
     login_source_threshold: int = 20

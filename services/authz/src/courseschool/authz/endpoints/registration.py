@@ -60,16 +60,18 @@ async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, A
     )
 
 
-async def read_client(c: Components, client_id: str, *, authorization: str | None) -> dict[str, Any]:
+async def read_client(c: Components, client_id: str, *, authorization: str | None, ip: str) -> dict[str, Any]:
     """RFC 7592 §2.1: the client's current metadata (its secret is stored as a hash only
     and never shown again)."""
-    client, access_token = await _configuring(c, client_id, authorization)
+    client, access_token = await _configuring(c, client_id, authorization, ip=ip)
     return _configuration(c, client, access_token)
 
 
-async def update_client(c: Components, client_id: str, body: bytes, *, authorization: str | None) -> dict[str, Any]:
+async def update_client(
+    c: Components, client_id: str, body: bytes, *, authorization: str | None, ip: str
+) -> dict[str, Any]:
     """RFC 7592 §2.2: the metadata replaced whole, checked as at registration."""
-    current, access_token = await _configuring(c, client_id, authorization)
+    current, access_token = await _configuring(c, client_id, authorization, ip=ip)
     update = registration.parse_update(body)
     registration.check_update(update, current)
     if update.client_name is not None:
@@ -81,10 +83,10 @@ async def update_client(c: Components, client_id: str, body: bytes, *, authoriza
     return _configuration(c, updated, access_token)
 
 
-async def delete_client(c: Components, client_id: str, *, authorization: str | None) -> None:
+async def delete_client(c: Components, client_id: str, *, authorization: str | None, ip: str) -> None:
     """RFC 7592 §2.3: the client is removed and every grant it holds ends (the resource
     servers hear of it at once); its id is then unknown everywhere."""
-    await _configuring(c, client_id, authorization)
+    await _configuring(c, client_id, authorization, ip=ip)
     ended = await remove_client(c, client_id, reason="client_deleted")
     audit("client_deleted", actor="client", client_id=client_id, grants_ended=ended)
 
@@ -102,10 +104,16 @@ def configuration_uri(c: Components, client_id: str) -> str:
     return f"{c.settings.base_url}{CONFIGURATION_PATH}/{client_id}"
 
 
-async def _configuring(c: Components, client_id: str, authorization: str | None) -> tuple[Client, str]:
+async def _configuring(c: Components, client_id: str, authorization: str | None, *, ip: str) -> tuple[Client, str]:
     """The client and the registration access token it presented (RFC 7592 §2: as a
-    Bearer token, RFC 6750). An unknown client is a 401 too (§2.1), so nothing tells a
-    guesser which ids exist."""
+    Bearer token, RFC 6750). First the rate limits, per address and per client id named
+    (one Redis call, before anything is read or written); an unknown client is a 401 too
+    (§2.1), so nothing tells a guesser which ids exist."""
+    await c.limits.count(
+        "rate_client_configuration_per_ip",
+        ip,
+        ("rate_client_configuration_per_client", digest(client_id[:512]).hex()),
+    )
     access_token = bearer_token(authorization)
     if access_token is None:
         raise _invalid_token("the registration access token is required (Authorization: Bearer)")

@@ -45,7 +45,7 @@ def configuration_paths(tag: str, update_ref: dict[str, Any], registered: dict[s
                 "description": "The metadata as registered, with the registration access token and this URI.",
                 "responses": {
                     "200": current,
-                    **error_responses(401, 503, challenge=False, examples=_TOKEN_401, descriptions=_DESCRIBED_401),
+                    **error_responses(401, 429, 503, challenge=False, examples=_TOKEN_401, descriptions=_DESCRIBED_401),
                 },
             },
             "put": {
@@ -72,6 +72,7 @@ def configuration_paths(tag: str, update_ref: dict[str, Any], registered: dict[s
                         400,
                         401,
                         413,
+                        429,
                         503,
                         challenge=False,
                         examples={
@@ -94,7 +95,7 @@ def configuration_paths(tag: str, update_ref: dict[str, Any], registered: dict[s
                 "tokens); the client_id is then unknown (`invalid_client`) everywhere.",
                 "responses": {
                     "204": {"description": "Deleted"},
-                    **error_responses(401, 503, challenge=False, examples=_TOKEN_401, descriptions=_DESCRIBED_401),
+                    **error_responses(401, 429, 503, challenge=False, examples=_TOKEN_401, descriptions=_DESCRIBED_401),
                 },
             },
         }

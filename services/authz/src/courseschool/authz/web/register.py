@@ -32,7 +32,9 @@ async def register(request: Request[Any, Any, Any], authz: Authz) -> Response[by
 
 @get("/api/oauth/register/{client_id:str}")
 async def read_registration(request: Request[Any, Any, Any], authz: Authz, client_id: FromPath[str]) -> Response[bytes]:
-    return no_store_json(await read_client(authz, client_id, authorization=request.headers.get("authorization")))
+    return no_store_json(
+        await read_client(authz, client_id, authorization=request.headers.get("authorization"), ip=client_ip(request))
+    )
 
 
 @put("/api/oauth/register/{client_id:str}")
@@ -42,10 +44,12 @@ async def update_registration(
     _json_body(request)
     body = await request.body()
     return no_store_json(
-        await update_client(authz, client_id, body, authorization=request.headers.get("authorization"))
+        await update_client(
+            authz, client_id, body, authorization=request.headers.get("authorization"), ip=client_ip(request)
+        )
     )
 
 
 @delete("/api/oauth/register/{client_id:str}", status_code=204, response_headers=NO_STORE)
 async def delete_registration(request: Request[Any, Any, Any], authz: Authz, client_id: FromPath[str]) -> None:
-    await delete_client(authz, client_id, authorization=request.headers.get("authorization"))
+    await delete_client(authz, client_id, authorization=request.headers.get("authorization"), ip=client_ip(request))
