@@ -1,6 +1,8 @@
-"""Security review finding 7: look-alike client names. A self-registered client cannot
-take an integration's name (after normalisation) nor hide control or bidirectional
-characters in its name, and the consent page says whose word a name is."""
+"""Security review finding 7 and issue 24: look-alike client names. A self-registered or
+metadata-document client cannot take the platform's name or an integration's (compared
+by the UTS #39 confusable skeleton, after NFKC, in any case, without marks) nor hide
+control or bidirectional characters in its name, and the sign-in and consent pages say
+whose word a name is."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from courseschool.authz.endpoints.admin import AdminService
 
 from ..tls import HttpsServer
 from . import cimd
-from .flow import REDIRECT_URI, Flow, pkce_pair
+from .flow import BASE_URL, REDIRECT_URI, Flow, pkce_pair
 
 HTTPS_CALLBACK = "https://partner.example.com/oauth/callback"
 SELF_DECLARED = "not verified by your school"
@@ -53,6 +55,10 @@ async def consent_page(flow: Flow, reg: dict[str, Any]) -> str:
         "Verified: C.R.M.",
         "\uff23\uff32\uff2d",  # full-width letters: NFKC makes them ASCII
         "C R M",
+        "\u0421RM",  # CYRILLIC CAPITAL LETTER ES
+        "\u0441rm",  # its small letter, in lower case
+        "C\u0301R\u0308M",  # combining marks
+        "CRRN",  # "rn" reads as "m"
     ],
 )
 async def test_finding_07_an_integrations_name_cannot_be_registered(flow: Flow, name: str) -> None:
@@ -61,7 +67,42 @@ async def test_finding_07_an_integrations_name_cannot_be_registered(flow: Flow, 
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
     assert "integration" in response.json()["error_description"]
+    assert "confusable skeleton" in response.json()["error_description"]
     assert await flow.count("authz_clients WHERE NOT is_integration") == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Course School",
+        "course school",  # case
+        "C\u043eurse Sch\u043e\u043el",  # CYRILLIC SMALL LETTER O
+        "\u0421ourse School",  # CYRILLIC CAPITAL LETTER ES
+        "\uff23\uff4f\uff55\uff52\uff53\uff45 \uff33\uff43\uff48\uff4f\uff4f\uff4c",  # full-width
+        "Co\u0308urse\u0301 Scho\u0323ol",  # combining marks
+        "C0urse Sch00l (Official)",
+    ],
+)
+async def test_the_platforms_name_cannot_be_registered(flow: Flow, name: str) -> None:
+    response = await register(flow, name)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"] == "invalid_client_metadata"
+    assert "Course School, the platform's own name" in body["error_description"]
+    assert await flow.count("authz_clients") == 0
+
+
+async def test_the_platforms_name_cannot_be_taken_by_an_update(flow: Flow) -> None:
+    """RFC 7592 §2.2: the same rule for a registration's replacement metadata."""
+    reg = await flow.register(client_name="Helper")
+    body = {"client_id": reg["client_id"], "client_name": "\u0421ourse School", "redirect_uris": [REDIRECT_URI]}
+    response = await flow.client.put(
+        reg["registration_client_uri"].removeprefix(BASE_URL),
+        headers={"Authorization": f"Bearer {reg['registration_access_token']}"},
+        json=body,
+    )
+    assert response.status_code == 400 and response.json()["error"] == "invalid_client_metadata", response.text
+    assert await flow.count("authz_clients WHERE client_name = 'Helper'") == 1
 
 
 @pytest.mark.parametrize("name", ["CRM Helper", "My CRM", "Verified CRM Sync"])
@@ -139,5 +180,19 @@ async def test_finding_07_a_metadata_document_may_not_take_an_integrations_name(
     await cimd_flow.integration("Partner CRM")
     server, _ = site
     reg = publish(server, "/crm.json", "Partner CRM (Verified)")
-    assert "integration's name" in await _refused(cimd_flow, reg["client_id"])
+    assert "name of an integration" in await _refused(cimd_flow, reg["client_id"])
+    look_alike = publish(server, "/crm2.json", "P\u0430rtner \u0421RM")  # Cyrillic a and Es
+    assert "name of an integration" in await _refused(cimd_flow, look_alike["client_id"])
+    assert await cimd_flow.count("authz_clients WHERE client_id LIKE 'https://%'") == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["Course School", "\uff43\uff4f\uff55\uff52\uff53\uff45 school", "\u0421\u043eurse Sch\u043eol"]
+)
+async def test_a_metadata_document_may_not_take_the_platforms_name(cimd_flow: Flow, site, name: str) -> None:
+    from .test_client_metadata_documents import _refused
+
+    server, _ = site
+    reg = publish(server, "/platform.json", name)
+    assert "the platform's own name" in await _refused(cimd_flow, reg["client_id"])
     assert await cimd_flow.count("authz_clients WHERE client_id LIKE 'https://%'") == 0

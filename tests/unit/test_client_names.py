@@ -1,41 +1,94 @@
-"""Client names (security review finding 7): hidden characters refused, names compared
-as a reader sees them, and who vouches for a name."""
+"""Client names (security review finding 7, issue 24): hidden characters refused, names
+compared as a reader sees them (NFKC, the UTS #39 confusable skeleton, case, marks,
+decorations), the platform's own name and integrations' names reserved, and who vouches
+for a name."""
 
 from __future__ import annotations
 
 import pytest
 
 from courseschool.authz.protocol.client_id_metadata import MetadataDocumentError, client_from_document
-from courseschool.authz.protocol.client_names import client_kind, comparable_name, imitates, name_problem
-from courseschool.authz.protocol.registration import ClientMetadata, check_name_is_not_an_integrations
+from courseschool.authz.protocol.client_names import (
+    PLATFORM_NAME,
+    client_kind,
+    imitates,
+    name_keys,
+    name_problem,
+    reserved_name_problem,
+    skeleton,
+)
+from courseschool.authz.protocol.registration import ClientMetadata, check_name_is_not_reserved
 from courseschool.common.errors import InvalidClientMetadataError
 from courseschool.common.text import has_hidden
 
 from .factories import LOOPBACK_CB, make_client
 
 
+def test_the_skeleton_is_uts_39s() -> None:
+    """Figures of UTS #39 §4 and confusables.txt: prototypes, not similarity."""
+    assert skeleton("\u0430") == "a"  # CYRILLIC SMALL LETTER A
+    assert skeleton("\u13df") == "C"  # CHEROKEE LETTER TLI
+    assert skeleton("m") == "rn" and skeleton("1") == "l" and skeleton("I") == "l" and skeleton("0") == "O"
+    assert skeleton("paypal") == skeleton("p\u0430yp\u0430l")
+    assert skeleton("x") == "x" and skeleton("Course") == "Course"
+
+
 @pytest.mark.parametrize(
-    ("name", "comparable"),
+    ("name", "reserved"),
     [
-        ("CRM", "crm"),
-        ("CRM (Verified)", "crm"),
-        ("  crm   OFFICIAL!! ", "crm"),
-        ("✔ Trusted — C.R.M.", "crm"),
-        ("\uff23\uff32\uff2d", "crm"),  # full-width
-        ("ﬁle sync", "filesync"),  # the ligature fi
-        ("Straße", "strasse"),  # case folding, not lower-casing
-        ("Cafe\u0301", "café"),  # a combining accent composes
-        ("Verified", ""),
+        ("CRM", "CRM"),
+        ("crm", "CRM"),  # case
+        ("CRM (Verified)", "CRM"),
+        ("  crm   OFFICIAL!! ", "CRM"),
+        ("✔ Trusted — C.R.M.", "CRM"),
+        ("\uff23\uff32\uff2d", "CRM"),  # full-width
+        ("\u0421RM", "CRM"),  # CYRILLIC CAPITAL LETTER ES
+        ("\u13dfRM", "CRM"),  # CHEROKEE LETTER TLI
+        ("C\u0301R\u0300M\u0308", "CRM"),  # combining marks
+        ("\U0001d402\U0001d411\U0001d40c", "CRM"),  # mathematical bold capitals
+        ("Partner CRRN", "Partner CRM"),  # "rn" reads as "m"
+        ("\ufb01le sync", "File Sync"),  # the ligature fi
+        ("Stra\u00dfe", "STRASSE"),  # case folding, not lower-casing
+        ("Cafe\u0301", "Café"),  # a combining accent
+        ("Al Tutor", "AI Tutor"),  # a capital I reads as a small L
+        ("\u0410\u0406 tutor", "ai Tutor"),  # Cyrillic A and Byelorussian-Ukrainian I, other case
+        ("C0urse Sch00l", PLATFORM_NAME),  # digits for letters
+        ("\u0421\u043eurse \u0405chool", PLATFORM_NAME),  # Cyrillic Es, o, Dze
+        ("\uff43\uff4f\uff55\uff52\uff53\uff45\u3000\uff53\uff43\uff48\uff4f\uff4f\uff4c", PLATFORM_NAME),
+        ("COURSE SCHOOL (official)", PLATFORM_NAME),
+        ("Course-School", PLATFORM_NAME),
     ],
 )
-def test_finding_07_names_compare_after_normalisation(name: str, comparable: str) -> None:
-    assert comparable_name(name) == comparable
+def test_names_compare_by_their_confusable_skeleton(name: str, reserved: str) -> None:
+    assert imitates(name, [reserved]), (name_keys(name), name_keys(reserved))
+
+
+@pytest.mark.parametrize(
+    ("name", "reserved"),
+    [
+        ("CRM Helper", "CRM"),
+        ("My CRM", "CRM"),
+        ("CRN", "CRM"),  # another letter, not another dress of the same one
+        ("Course School Sync for Moodle", PLATFORM_NAME),
+        ("Source School", PLATFORM_NAME),
+        ("✔✔✔", "✓"),  # names of symbols only read as no one's
+        ("Verified", "Official"),
+    ],
+)
+def test_other_names_stay_free(name: str, reserved: str) -> None:
+    assert not imitates(name, [reserved])
 
 
 def test_finding_07_imitation_is_equality_after_normalisation_not_similarity() -> None:
     assert imitates("crm (official)", ["Partner", "CRM"])
     assert not imitates("CRM Helper", ["CRM"])
     assert not imitates("CRM", [])
+
+
+def test_the_platforms_name_is_reserved_even_without_integrations() -> None:
+    assert "platform's own name" in (reserved_name_problem("C\u043eurse Sch\u043e\u043el", []) or "")
+    assert "integration" in (reserved_name_problem("\u0421RM", ["CRM"]) or "")
+    assert reserved_name_problem("My CRM", ["CRM"]) is None
 
 
 @pytest.mark.parametrize(
@@ -63,9 +116,11 @@ def test_finding_07_name_length_is_bounded(name: str) -> None:
 
 def test_finding_07_registration_refuses_an_integrations_name() -> None:
     with pytest.raises(InvalidClientMetadataError, match="integration"):
-        check_name_is_not_an_integrations(ClientMetadata(client_name="CRM (Verified)"), ["CRM"])
-    check_name_is_not_an_integrations(ClientMetadata(client_name="My CRM"), ["CRM"])
-    check_name_is_not_an_integrations(ClientMetadata(client_name=None), ["CRM"])
+        check_name_is_not_reserved(ClientMetadata(client_name="CRM (Verified)"), ["CRM"])
+    with pytest.raises(InvalidClientMetadataError, match="platform's own name"):
+        check_name_is_not_reserved(ClientMetadata(client_name="\u0421ourse School"), ["CRM"])
+    check_name_is_not_reserved(ClientMetadata(client_name="My CRM"), ["CRM"])
+    check_name_is_not_reserved(ClientMetadata(client_name=None), ["CRM"])
 
 
 def test_finding_07_metadata_documents_follow_the_same_name_rules() -> None:

@@ -24,7 +24,7 @@ async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, A
     await c.limits.count("rate_register_per_ip", ip)
     meta = registration.parse_metadata(body)
     if meta.client_name is not None:
-        registration.check_name_is_not_an_integrations(meta, await c.clients.integration_names())
+        registration.check_name_is_not_reserved(meta, await c.clients.integration_names())
     secret = new_token() if registration.is_confidential(meta.token_endpoint_auth_method) else None
     access_token = new_token()
     client = await c.clients.create(
@@ -75,7 +75,7 @@ async def update_client(
     update = registration.parse_update(body)
     registration.check_update(update, current)
     if update.client_name is not None:
-        registration.check_name_is_not_an_integrations(update, await c.clients.integration_names())
+        registration.check_name_is_not_reserved(update, await c.clients.integration_names())
     updated = await c.clients.update(client_id, update)
     if updated is None:  # removed between the check and the update
         raise _invalid_token("the client does not exist")

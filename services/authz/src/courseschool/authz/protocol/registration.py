@@ -20,7 +20,7 @@ from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, same
 
-from .client_names import imitates, name_problem
+from .client_names import name_problem, reserved_name_problem
 from .models import Client
 from .redirect_uris import is_loopback_redirect_uri
 
@@ -137,11 +137,13 @@ def link_problem(value: str | None) -> str | None:
     return None if usable else "must be an https URL with a host and no user-info"
 
 
-def check_name_is_not_an_integrations(meta: ClientMetadata, integration_names: list[str]) -> None:
-    """A self-declared name may not read as an administrator's integration's name
-    (see `client_names`): the consent page would show it like theirs."""
-    if meta.client_name is not None and imitates(meta.client_name, integration_names):
-        raise InvalidClientMetadataError("client_name is taken by an integration of the school's administrator")
+def check_name_is_not_reserved(meta: ClientMetadata, integration_names: list[str]) -> None:
+    """A self-declared name may not read as the platform's own name or an administrator's
+    integration's name (see `client_names`): the pages would show it like theirs.
+    RFC 7591 §3.2.2: invalid_client_metadata."""
+    problem = reserved_name_problem(meta.client_name, integration_names) if meta.client_name is not None else None
+    if problem:
+        raise InvalidClientMetadataError(problem)
 
 
 def _check_redirect_uris(uris: list[str] | None) -> None:

@@ -43,7 +43,7 @@ from ..protocol.client_id_metadata import (
     is_metadata_url,
     is_public_address,
 )
-from ..protocol.client_names import imitates
+from ..protocol.client_names import reserved_name_problem
 from ..protocol.models import Client
 from ..settings import AuthzSettings
 from .clients import PgClientStore
@@ -222,9 +222,14 @@ class ClientDirectory:
             client = client_from_document(url, document, now=self._clock.now(), trusted_host=trusted)
         except MetadataDocumentError as exc:
             return None, str(exc)
+        # A declared name (not the host, shown when there is none) is checked whenever it is
+        # new, as registration and RFC 7592 updates check theirs.
+        renamed = recorded is None or recorded.client_name != client.client_name
+        if renamed and client.client_name and document.get("client_name"):
+            reserved = reserved_name_problem(client.client_name, await self._clients.integration_names())
+            if reserved:
+                return None, f"the document's {reserved}"
         if recorded is None:
-            if client.client_name and imitates(client.client_name, await self._clients.integration_names()):
-                return None, "the document's client_name is an integration's name"
             return client, None
         return msgspec.structs.replace(
             client, disabled=recorded.disabled, client_id_issued_at=recorded.client_id_issued_at
