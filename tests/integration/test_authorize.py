@@ -273,7 +273,10 @@ async def test_a_decision_page_says_the_outcome_before_handing_back(flow: Flow, 
     target = re.search(r'href="(http://127\.0\.0\.1:53682/callback\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
     answer = query_of(target)
     assert ("code" in answer) if decision == "approve" else (answer["error"] == "access_denied")
-    assert f'content="2;url={target.replace("&", "&amp;")}"' in page.text
+    # Back when the person chooses (WCAG 2.2.1, axe's meta-refresh): no timed refresh, a focused link.
+    assert "http-equiv" not in page.text.lower() and "refresh" not in page.text.lower()
+    back = re.search(r'<a class="button primary" href="([^"]+)" autofocus>Back to the app</a>', page.text)
+    assert back is not None and back.group(1).replace("&amp;", "&") == target
     again = await flow.client.get(decided.headers["location"])  # once only
     assert again.status_code == 400
 

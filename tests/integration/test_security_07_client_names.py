@@ -6,6 +6,7 @@ whose word a name is."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -132,6 +133,39 @@ async def test_finding_07_hidden_characters_in_client_name_are_refused(flow: Flo
     assert response.json()["error"] == "invalid_client_metadata"
     assert "control" in response.json()["error_description"]
     assert await flow.count("authz_clients") == 0
+
+
+async def sign_in_page(flow: Flow, reg: dict[str, Any]) -> str:
+    """The sign-in page this client's authorization request shows a person not signed in."""
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge))
+    assert start.status_code == 303, start.text
+    page, _ = await flow.page(start.headers["location"])
+    assert page.status_code == 200 and 'name="password"' in page.text
+    return page.text
+
+
+async def test_sign_in_page_marks_a_self_registered_name_as_self_declared(flow: Flow) -> None:
+    """Issue 24: the sign-in page tells the same truth as the consent page."""
+    reg = await flow.register(client_name="Acme Helper")
+    page = await sign_in_page(flow, reg)
+    assert "An app that calls itself <strong>«<bdi" in page and "Acme Helper" in page and SELF_DECLARED in page
+    assert "Acme Helper</bdi></strong> wants" not in page and ADMINISTRATOR_MADE not in page
+    assert re.search(r'<input id="email"[^>]* autofocus>', page)  # focus starts in the email field
+
+
+async def test_sign_in_page_names_an_integration_as_the_administrators(flow: Flow) -> None:
+    reg = await integration(flow, "Partner CRM")
+    page = await sign_in_page(flow, reg)
+    assert '<strong><bdi class="client">Partner CRM</bdi></strong> wants to connect' in page
+    assert ADMINISTRATOR_MADE in page and SELF_DECLARED not in page and "calls itself" not in page
+
+
+async def test_sign_in_page_marks_a_metadata_documents_name_as_self_declared(cimd_flow: Flow, site) -> None:
+    server, _ = site
+    reg = publish(server, "/agent-signin.json", "Agent Smith")
+    page = await sign_in_page(cimd_flow, reg)
+    assert "An app that calls itself" in page and SELF_DECLARED in page and "Verified domain" in page
 
 
 async def test_finding_07_consent_page_marks_a_self_registered_name_as_self_declared(flow: Flow) -> None:

@@ -33,9 +33,13 @@ async def test_finding_16_sign_out_asks_then_ends_the_session(flow: Flow) -> Non
     assert page.status_code == 200 and "Sign out of Course School?" in page.text
     assert page.headers["x-frame-options"] == "DENY" and "no-store" in page.headers["cache-control"]
     assert await _still_signed_in(flow, reg)  # asking ends nothing
+    assert '<a class="button" href="/oauth/apps">Stay signed in</a>' in page.text  # a way back (issue 24)
 
     done = await flow.client.post("/oauth/logout", data={"csrf": CSRF.search(page.text).group(1)})
     assert done.status_code == 200 and "You are signed out" in done.text
+    # The next step (issue 24): sign in again, or the connected apps (which ask to sign in first).
+    assert 'href="/oauth/signin">Sign in again</a>' in done.text
+    assert 'href="/oauth/apps">Your connected apps</a>' in done.text
     assert 'cs_session=""' in done.headers["set-cookie"] or "Max-Age=0" in done.headers["set-cookie"]
     assert await flow.count("authz_login_sessions WHERE ended_at IS NULL") == 0
     assert not await _still_signed_in(flow, reg)

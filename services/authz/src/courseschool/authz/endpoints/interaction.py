@@ -80,6 +80,25 @@ async def client_name(c: Components, interaction: Interaction) -> str:
     return client.client_name if client and client.client_name else "An application"
 
 
+class ClientLabel(msgspec.Struct, frozen=True, kw_only=True):
+    """How the sign-in page names the app: whose word the name is, as on the consent page."""
+
+    name: str
+    kind: ClientKind  # only an integration's name is the school's word
+    verified_origin: str | None
+
+
+async def client_label(c: Components, interaction: Interaction) -> ClientLabel:
+    client = await c.directory.get(interaction.request.client_id)
+    if client is None:  # removed since the request was checked: a name of nobody's
+        return ClientLabel(name="An application", kind="self_registered", verified_origin=None)
+    return ClientLabel(
+        name=client.client_name or "An unnamed application",
+        kind=client_kind(client),
+        verified_origin=client.verified_origin,
+    )
+
+
 class SignedIn(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str  # for the cookie
     user_id: str

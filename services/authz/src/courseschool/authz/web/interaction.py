@@ -63,7 +63,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             uid=uid,
             csrf=interaction.csrf,
             error=interaction.login_error,
-            client_name=await flow.client_name(authz, interaction),
+            client=await flow.client_label(authz, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
     view = await flow.consent_view(authz, interaction)
@@ -162,8 +162,10 @@ async def _kept_scopes(
 
 @get("/oauth/interaction/{uid:str}/done", opt=PAGE)
 async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    """What was decided, then on to the app (a link, and a refresh after a moment): if
-    the app's listener is gone, the person still knows the outcome."""
+    """What was decided, then back to the app when the person chooses (a focused link
+    styled as a button: the same GET of the redirect URI a loopback listener waits for;
+    no timed refresh, WCAG 2.2.1): if the app's listener is gone, the person still knows
+    the outcome."""
     handoff = await flow.take_handoff(authz, uid, request.cookies.get(BINDING_COOKIE))
     expired = binding_cookie(authz.settings, uid, "", 0)
     return render("decided.html", handoff=handoff, form_target=handoff.location, cookies=[expired])
