@@ -19,9 +19,16 @@ luminance and contrast ratio are computed here, from the WCAG definitions.
 Geometry: no horizontal overflow at either width, the consent page's Allow and Deny
 buttons the same height on the same line, controls at least 24 px tall (WCAG 2.5.8).
 
+axe-core (Deque's accessibility engine, pinned in tests/browser/package.json, installed
+there with `npm ci` by the `axe_source` fixture) is loaded into every page the tests look
+at, and must report no violation, of any impact, in either colour scheme at either
+width: WCAG 2.0 to 2.2 A and AA and axe's best practices (landmarks, one h1, no timed
+refresh, labels, contrast computed its own way).
+
 Every page is also photographed, full length, into test-artifacts/screenshots/
 as `<page>-<theme>-<width>.png` for a person to look at; the lowest contrast ratios
-found are written to test-artifacts/contrast.txt.
+found are written to test-artifacts/contrast.txt, axe's findings (and the rules it
+checked) to test-artifacts/axe.txt.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -43,6 +51,10 @@ from .conftest import CallbackServer, Platform, admin_cli, create_person
 from .support import SCOPE, authorization_request, discover, register
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+BROWSER_TOOLS = Path(__file__).resolve().parents[1] / "browser"
+# axe's findings per (page, theme, width): violations, and the ids of the rules that passed
+# and that axe could not decide (written to test-artifacts/axe.txt by `axe_report`).
+AXE_FOUND: dict[tuple[str, str, str], dict[str, Any]] = {}
 SCREENSHOTS = ARTIFACTS / "screenshots"
 THEMES = ("light", "dark")
 VIEWPORTS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
@@ -227,6 +239,22 @@ FOCUSED_JS = (
 )
 
 
+# axe-core over the whole document, every rule of its default set (WCAG 2.0-2.2 A and
+# AA, best practices); what comes back is kept small: the ids of the rules that passed
+# or could not decide, and each violation with the elements it concerns.
+AXE_JS = """async () => {
+  if (!window.axe) throw new Error('axe-core was not loaded into the page');
+  const r = await axe.run(document, {resultTypes: ['violations']});
+  return {
+    version: axe.version,
+    violations: r.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
+      nodes: v.nodes.map((n) => ({target: n.target.map(String), summary: n.failureSummary || ''}))})),
+    passes: r.passes.map((v) => v.id),
+    incomplete: r.incomplete.map((v) => v.id),
+  };
+}"""
+
+
 @dataclass
 class Measured:
     failures: list[str]
@@ -336,13 +364,85 @@ def lowest() -> Iterator[dict[tuple[str, str], dict[str, tuple[float, str]]]]:
     (ARTIFACTS / "contrast.txt").write_text("\n".join(lines) + "\n")
 
 
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's browser build, from tests/browser (`npm ci` there when it is missing)."""
+    script = BROWSER_TOOLS / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed: the page checks need axe-core (tests/browser/package.json)")
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=BROWSER_TOOLS,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "npm_config_ignore_scripts": "true", "NO_UPDATE_NOTIFIER": "1"},
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, f"npm ci in tests/browser failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return script.read_text()
+
+
+def test_axe_core_is_pinned_without_a_registry_address() -> None:
+    lock = (BROWSER_TOOLS / "package-lock.json").read_text()
+    assert '"resolved"' not in lock and '"node_modules/axe-core"' in lock
+    assert "omit-lockfile-registry-resolved=true" in (BROWSER_TOOLS / ".npmrc").read_text()
+    pinned = json.loads((BROWSER_TOOLS / "package.json").read_text())["devDependencies"]
+    assert pinned["axe-core"][0].isdigit(), pinned
+    assert json.loads(lock)["packages"]["node_modules/axe-core"]["version"] == pinned["axe-core"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def axe_report() -> Iterator[None]:
+    """axe's findings per page, theme and width, written out for reviewers at the end."""
+    AXE_FOUND.clear()
+    yield
+    if not AXE_FOUND:
+        return
+    clean = [key for key, found in AXE_FOUND.items() if not found["violations"]]
+    lines = [
+        f"axe-core {next(iter(AXE_FOUND.values()))['version']} on every page of tests/e2e/test_pages_look.py, "
+        "both colour schemes, both widths.",
+        f"{len(clean)} of {len(AXE_FOUND)} page states without a violation; rules that passed somewhere: "
+        f"{len(set().union(*(found['passes'] for found in AXE_FOUND.values())))}.",
+        "",
+    ]
+    for (page, theme, width), found in sorted(AXE_FOUND.items()):
+        violations = found["violations"]
+        lines.append(
+            f"{page:20} {theme:5} {width:>4}px  "
+            + (f"{len(violations)} violation(s)" if violations else "no violation")
+            + f", {len(found['passes'])} rules passed, {len(found['incomplete'])} to review by hand"
+        )
+        lines += [f"    {line}" for line in _axe_lines(violations)]
+        if found["incomplete"]:
+            lines.append(f"    needs review (axe could not decide): {', '.join(sorted(found['incomplete']))}")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "axe.txt").write_text("\n".join(lines) + "\n")
+
+
+def _axe_lines(violations: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for v in violations:
+        out.append(f"{v['id']} ({v['impact']}): {v['help']} [{v['helpUrl']}]")
+        out += [
+            f"  {' '.join(n['target'])}: {n['summary'].splitlines()[-1] if n['summary'] else ''}" for n in v["nodes"]
+        ]
+    return out
+
+
 @pytest.fixture(params=list(VIEWPORTS), ids=[f"{w}px" for w in VIEWPORTS])
-async def device(request: pytest.FixtureRequest, browser: Any) -> AsyncIterator[tuple[str, Any]]:
+async def device(request: pytest.FixtureRequest, browser: Any, axe_source: str) -> AsyncIterator[tuple[str, Any]]:
     """A browser context at one of the two widths; the phone one is a mobile viewport, so a
-    missing `<meta name=viewport>` would show as a zoomed-out 980 px layout."""
+    missing `<meta name=viewport>` would show as a zoomed-out 980 px layout. axe-core is
+    loaded into every page of it before the page's own content (an init script: the
+    pages' Content-Security-Policy allows no script of theirs, and needs not)."""
     width = request.param
     phone = width == "390"
     ctx = await browser.new_context(viewport=VIEWPORTS[width], is_mobile=phone, has_touch=phone, color_scheme="light")
+    await ctx.add_init_script(script=axe_source)
     ctx.set_default_timeout(TIMEOUT_MS)
     try:
         yield width, ctx
@@ -468,6 +568,9 @@ async def look(
         if consent:
             failures += [f"[{theme} {width}px] {p}" for p in await _buttons_aligned(page)]
         await page.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}-{width}.png"), full_page=True)
+        found = await page.evaluate(AXE_JS)
+        AXE_FOUND[(name, theme, width)] = found
+        failures += [f"[{theme} {width}px] axe {line}" for line in _axe_lines(found["violations"])]
         for info in await _focus_walk(page, data["focusable"]):
             problems, ratio, label = check_focus_ring(info)
             failures += [f"[{theme} {width}px] {p}" for p in problems]
@@ -482,6 +585,23 @@ async def look(
 
 
 @pytest.mark.browser
+async def test_axe_reports_what_these_checks_exist_for(device: tuple[str, Any]) -> None:
+    """The check itself can fail: a page with a timed refresh, an unlabelled field, grey
+    on grey and no landmark is reported, rule by rule (no server needed: the page is set
+    as content)."""
+    _, ctx = device
+    page = await ctx.new_page()
+    await page.set_content(
+        '<!doctype html><html lang="en"><head><title>Bad</title>'
+        '<meta http-equiv="refresh" content="2;url=http://127.0.0.1:9/"></head>'
+        '<body><h1>Bad</h1><input type="text"><p style="color:#aaa;background:#bbb">grey</p></body></html>'
+    )
+    found = await page.evaluate(AXE_JS)
+    assert {"meta-refresh", "label", "color-contrast", "region"} <= {v["id"] for v in found["violations"]}
+    assert next(v for v in found["violations"] if v["id"] == "meta-refresh")["impact"] == "critical"
+
+
+@pytest.mark.browser
 async def test_login_page_and_failed_login(
     platform: Platform, callback_server: CallbackServer, device: tuple[str, Any], lowest: dict
 ) -> None:
@@ -490,6 +610,9 @@ async def test_login_page_and_failed_login(
     width, ctx = device
     page = await ctx.new_page()
     await _start(platform, callback_server, page, name=CLIENT_NAME)
+    await expect(page.get_by_label("Email")).to_be_focused()  # focus starts in the email field
+    await expect(page.get_by_text("An app that calls itself")).to_contain_text(f"«{CLIENT_NAME}»")
+    await expect(page.get_by_text("not verified by your school")).to_be_visible()
     await look(page, "login", width, lowest)
 
     await _sign_in(page, platform.email, "not the password")
@@ -548,6 +671,8 @@ async def test_consent_page_of_an_integration(
     width, ctx = device
     page = await ctx.new_page()
     await _start(platform, callback_server, page, name=integration["client_name"], reg=integration)
+    await expect(page.get_by_text("An app your school's administrator set up.")).to_be_visible()
+    await look(page, "login-integration", width, lowest)
     await _sign_in(page, platform.email, platform.password)
     await expect(page.get_by_text("An app your school's administrator set up.")).to_be_visible()
     await look(page, "consent-integration", width, lowest, consent=True)
@@ -667,14 +792,23 @@ async def test_step_up_decision_and_sign_out_pages(
     await look(page, "consent-step-up", width, lowest, consent=True)
     await page.get_by_role("button", name="Allow").click()
     await expect(page.get_by_role("heading", name="You allowed")).to_be_visible()
-    await page.wait_for_url(f"{callback_server.url}?**", timeout=10_000)  # handed over after a moment
+    back = page.get_by_role("link", name="Back to the app")
+    await expect(back).to_be_focused()  # Enter goes back; nothing moves by itself (WCAG 2.2.1)
+    assert await page.locator("meta[http-equiv]").count() == 0
+    await look(page, "decided", width, lowest)
+    assert page.url.startswith(platform.base_url)  # still here after the look: no timed refresh
+    await back.click()
+    await page.wait_for_url(f"{callback_server.url}?**", timeout=10_000)
     await asyncio.to_thread(callback_server.wait)
 
     await page.goto(f"{platform.base_url}/oauth/logout")
     await expect(page.get_by_role("heading", name="Sign out of Course School?")).to_be_visible()
     await look(page, "logout", width, lowest)
+    await expect(page.get_by_role("link", name="Stay signed in")).to_have_attribute("href", "/oauth/apps")
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="You are signed out")).to_be_visible()
+    await expect(page.get_by_role("link", name="Sign in again")).to_have_attribute("href", "/oauth/signin")
+    await expect(page.get_by_role("link", name="Your connected apps")).to_have_attribute("href", "/oauth/apps")
     await look(page, "signed-out", width, lowest)
     await page.goto(f"{platform.base_url}/oauth/apps")
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
