@@ -269,7 +269,8 @@ async def test_a_decision_page_says_the_outcome_before_handing_back(flow: Flow, 
     decided = await flow.consent(interaction, decision)
     assert decided.status_code == 303 and decided.headers["location"] == f"{interaction}/done"
     page = await flow.client.get(decided.headers["location"])
-    assert page.status_code == 200 and words in page.text and "Test CLI" in page.text
+    assert page.status_code == 200 and words in page.text
+    assert f'{words} the app that calls itself «<bdi class="client">Test CLI</bdi>»' in page.text  # self-declared
     target = re.search(r'href="(http://127\.0\.0\.1:53682/callback\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
     answer = query_of(target)
     assert ("code" in answer) if decision == "approve" else (answer["error"] == "access_denied")
@@ -279,6 +280,20 @@ async def test_a_decision_page_says_the_outcome_before_handing_back(flow: Flow, 
     assert back is not None and back.group(1).replace("&amp;", "&") == target
     again = await flow.client.get(decided.headers["location"])  # once only
     assert again.status_code == 400
+
+
+async def test_a_decision_page_names_an_integration_plainly_and_escapes_names(flow: Flow) -> None:
+    for reg, shown in (
+        (await flow.integration(name="Partner CRM"), '<h1>You allowed <bdi class="client">Partner CRM</bdi></h1>'),
+        (await flow.register(client_name="A<b>B"), 'calls itself «<bdi class="client">A&lt;b&gt;B</bdi>»'),
+    ):
+        _, challenge = pkce_pair()
+        start = await flow.start(flow.authorize_params(reg, challenge, decision_page="true"))
+        interaction = start.headers["location"]
+        await flow.login(interaction, await flow.user())
+        decided = await flow.consent(interaction)
+        page = await flow.client.get(decided.headers["location"])
+        assert page.status_code == 200 and shown in page.text, page.text
 
 
 async def test_a_decision_page_is_only_for_the_browser_that_decided(flow: Flow) -> None:

@@ -59,6 +59,7 @@ async def test_finding_16_rp_initiated_logout_returns_to_the_registered_uri(flow
         "/oauth/logout", params={"id_token_hint": tokens["id_token"], "post_logout_redirect_uri": back, "state": "s-1"}
     )
     assert page.status_code == 200 and "Test CLI" in page.text
+    assert "An app that calls itself <strong>«<bdi" in page.text and "not verified by your school" in page.text
     form = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
     done = await flow.client.post("/oauth/logout", data=form)
     assert done.status_code == 303

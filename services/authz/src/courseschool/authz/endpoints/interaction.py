@@ -238,7 +238,14 @@ async def notices_for(c: Components, user_id: str, session_id: str | None) -> li
 
 async def hand_off(c: Components, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:
     """Keep the outcome for the decision page the client asked for (`decision_page`)."""
-    handoff = Handoff(location=location, approved=approved, client_name=name, browser_hash=interaction.browser_hash)
+    client = await c.directory.get(interaction.request.client_id)
+    handoff = Handoff(
+        location=location,
+        approved=approved,
+        client_name=name,
+        browser_hash=interaction.browser_hash,
+        vouched=client is not None and client_kind(client) == "integration",
+    )
     await c.interactions.hand_off(interaction.uid, handoff)
 
 

@@ -26,6 +26,7 @@ import msgspec
 from courseschool.common.errors import InvalidRequestError
 
 from .authorize import MAX_CLIENT_ID, MAX_STATE, Params, single
+from .client_names import ClientKind, client_kind
 from .ports import ClientStore
 from .redirect_uris import find_redirect_uri
 
@@ -33,6 +34,7 @@ from .redirect_uris import find_redirect_uri
 class LogoutRequest(msgspec.Struct, frozen=True, kw_only=True):
     client_id: str | None = None
     client_name: str | None = None
+    client_kind: ClientKind | None = None  # whose word the name is: the page says so
     id_token_hint: str | None = None  # carried through the confirmation form
     post_logout_redirect_uri: str | None = None  # set only when checked as above
     state: str | None = None
@@ -66,6 +68,7 @@ async def validate_logout_request(
     return LogoutRequest(
         client_id=client.client_id,
         client_name=client.client_name,
+        client_kind=client_kind(client),
         id_token_hint=single(params, "id_token_hint", unsafe=True) if uri is not None else None,
         post_logout_redirect_uri=uri,
         state=state,

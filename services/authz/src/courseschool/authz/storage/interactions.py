@@ -35,6 +35,7 @@ class Handoff(msgspec.Struct, frozen=True, kw_only=True):
     approved: bool
     client_name: str
     browser_hash: bytes
+    vouched: bool = False  # an integration's name (the school's word); any other is self-declared
 
 
 class RedisInteractionStore:
