@@ -176,10 +176,13 @@ _JS_HELPERS = """
     }
     return out;
   };
+  // checkVisibility: the content of a closed <details> keeps a box in Chromium (it is
+  // skipped with content-visibility, so Tab cannot reach it), but is not shown.
   const visible = (el) => {
     const cs = getComputedStyle(el);
     const box = el.getBoundingClientRect();
-    return cs.display !== 'none' && cs.visibility === 'visible' && box.width > 0 && box.height > 0;
+    return cs.display !== 'none' && cs.visibility === 'visible' && box.width > 0 && box.height > 0
+      && el.checkVisibility({contentVisibilityAuto: true});
   };
   const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
     + [...el.classList].map((c) => '.' + c).join('')
