@@ -804,6 +804,12 @@ async def test_step_up_decision_and_sign_out_pages(
     await page.wait_for_url(f"{callback_server.url}?**", timeout=10_000)
     await asyncio.to_thread(callback_server.wait)
 
+    # An app asks for the sign-out (RP-Initiated Logout): its name, marked as its own claim.
+    await page.goto(f"{platform.base_url}/oauth/logout?client_id={app['client_id']}")
+    await expect(page.get_by_text("An app that calls itself")).to_contain_text("«Step-up CLI»")
+    await expect(page.get_by_text("not verified by your school")).to_be_visible()
+    await look(page, "logout-by-app", width, lowest)
+
     await page.goto(f"{platform.base_url}/oauth/logout")
     await expect(page.get_by_role("heading", name="Sign out of Course School?")).to_be_visible()
     await look(page, "logout", width, lowest)
