@@ -17,7 +17,8 @@ endpoints/maintenance.py), so that no table grows with the traffic it has served
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
-statements per pass; rows locked by a request or another replica's pass are skipped.
+statements per pass; rows locked by a request or another replica's pass are skipped
+(courseschool.common.housekeeping, which the resource API's activity retention uses too).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import NamedTuple
 
 import asyncpg
 import msgspec
+
+from courseschool.common.housekeeping import SweepRule, sweep
 
 
 class Rule(NamedTuple):
@@ -55,10 +58,6 @@ _RULES: dict[str, Rule] = {
     "notices": Rule("authz_notices", "id", "created_at < now() - interval '30 days'"),
     "events": Rule("authz_events", "id", "at < now() - make_interval(secs => $2)", "event_retention"),
 }
-# One bounded batch of a rule ($1: its size); rows another transaction holds are skipped.
-_BATCH = """
-DELETE FROM {table} WHERE {key} IN (
-    SELECT {key} FROM {table} WHERE {condition} LIMIT $1 FOR UPDATE SKIP LOCKED)"""
 
 
 class Lifetimes(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,17 +79,10 @@ class PgHousekeeping:
 
     async def sweep(self) -> dict[str, int]:
         """One pass over every rule: rows removed (or cleared) per rule."""
-        done: dict[str, int] = {}
-        for name, rule in _RULES.items():
-            statement = _BATCH.format(table=rule.table, key=rule.key, condition=rule.condition)
-            args: tuple[object, ...] = (self._batch,)
-            if rule.lifetime is not None:
-                args += (float(getattr(self._lifetimes, rule.lifetime)),)
-            done[name] = 0
-            for _ in range(self._rounds):
-                status = await self._pool.execute(statement, *args)
-                count = int(status.rsplit(" ", 1)[1])
-                done[name] += count
-                if count < self._batch:
-                    break
-        return done
+        rules = {name: SweepRule(rule.table, rule.key, rule.condition) for name, rule in _RULES.items()}
+        lifetimes = {
+            name: (float(getattr(self._lifetimes, rule.lifetime)),)
+            for name, rule in _RULES.items()
+            if rule.lifetime is not None
+        }
+        return await sweep(self._pool, rules, lifetimes, batch=self._batch, rounds=self._rounds)
