@@ -26,6 +26,8 @@ TABLES = (
     "authz_events",
     "authz_users",
     "authz_schools",
+    "api_activity_changes",
+    "api_activity_reads",
     "api_files",
     "api_singletons",
     "api_items",

@@ -89,6 +89,8 @@ async def api_env(
             rs_client_secret=RS_CLIENT[1],
             internal_token="internal-test-token",
             jwks_refetch_interval=jwks_refetch,
+            # The activity's background flush left to the tests (ActivityJob.run_once).
+            activity_flush_interval=300,
         )
         rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
         async with AppLifespan(rs_app):

@@ -48,6 +48,13 @@ REVOCATION_FEED = Gauge(
     "0 while it asks the authorization server about every token",
     ["service"],
 )
+ACTIVITY_READS = Counter(
+    "courseschool_activity_reads_total",
+    "Reads made with a token, counted for their grant's activity, by what became of the count: flushed (to "
+    "Redis, on its way to PostgreSQL) or dropped (Redis unreachable at the flush, or too many distinct keys in "
+    "one interval)",
+    ["result"],
+)
 SIGNING_KEY_ACTIVATED = Gauge(
     "courseschool_signing_key_activated_timestamp_seconds",
     "When the active signing key of each algorithm began signing (Unix time)",

@@ -23,6 +23,8 @@ from courseschool.common.metrics import REVOCATION_FEED
 from courseschool.common.resource import canonical_resource
 from courseschool.common.web import check_internal, forward_request_id, json_response, service_app
 
+from .activity import ActivityJob, ReadBuffer, ReadCounter
+from .activity_store import PgActivityStore
 from .bearer import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
@@ -30,6 +32,7 @@ from .revocation_feed import RevocationSource
 from .schools import PgSchoolStore, SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings
+from .web.activity import activity_routes
 from .web.principal import provide_principal, provide_resources
 from .web.routes import all_routes
 
@@ -41,6 +44,7 @@ def create_app(
 ) -> Litestar:
     """`authz` reaches the authorization server (JWKS, introspection, schools); by
     default over HTTP at AUTHZ_INTERNAL_URL, in the all-in-one process straight to its app."""
+    now: Clock = clock or SystemClock()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -52,7 +56,6 @@ def create_app(
         http = authz or httpx.AsyncClient(
             base_url=settings.authz_internal_url, event_hooks={"request": [forward_request_id]}
         )
-        now = clock or SystemClock()
         verifier = BearerVerifier(
             mode=settings.token_validation,
             issuer=settings.issuer,
@@ -63,18 +66,32 @@ def create_app(
             redis=redis,
             cache_ttl=settings.introspection_cache_ttl,
             dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=now), settings.dpop_policy, now),
-            clock=clock,
+            clock=now,
             revocations=RevocationSource(http, settings.internal_token) if settings.internal_token else None,
         )
         verifier.feed.start()
         feed = verifier.feed
         REVOCATION_FEED.labels("resource_api").set_function(lambda: float(feed.healthy))  # read at each scrape
         schools = SchoolDirectory(PgSchoolStore(pool), http, settings.internal_token)
-        app.state.resources = ResourceService(settings, pool, verifier, schools)
+        reads = ReadCounter(now)
+        store = PgActivityStore(pool)
+        activity = ActivityJob(
+            reads,
+            ReadBuffer(redis, store, batch=settings.activity_flush_batch),
+            store,
+            interval=settings.activity_flush_interval,
+            retention_days=settings.activity_retention_days,
+            housekeeping_interval=settings.housekeeping_interval,
+            batch=settings.activity_flush_batch,
+        )
+        app.state.resources = ResourceService(settings, pool, verifier, schools, reads)
+        app.state.activity = activity
         app.state.redis = redis
+        activity.start()
         try:
             yield
         finally:
+            await activity.stop()
             await verifier.feed.stop()
             if authz is None:
                 await http.aclose()
@@ -97,7 +114,7 @@ def create_app(
 
     app = service_app(
         "resource_api",
-        route_handlers=[*all_routes(), internal_prm, internal_openapi],
+        route_handlers=[*all_routes(), *activity_routes(now), internal_prm, internal_openapi],
         ready_checks={"postgres": check_postgres, "redis": check_redis},
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),

@@ -10,6 +10,8 @@ from typing import Any
 
 import asyncpg
 
+from .activity_store import Actor, actor_parameters, record_change
+
 # Accepted types and the signatures their files start with (None: text, checked as UTF-8).
 SIGNATURES: dict[str, tuple[bytes, ...] | None] = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),
@@ -23,10 +25,16 @@ SIGNATURES: dict[str, tuple[bytes, ...] | None] = {
 }
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
-_INSERT = """
-INSERT INTO api_files (id, school_id, filename, content_type, size, sha256, content)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id::text, filename, content_type, size, created_at
+# The upload's record in the activity of its grant, by the same statement (activity_store.py).
+_INSERT = f"""
+WITH written AS (
+    INSERT INTO api_files (id, school_id, filename, content_type, size, sha256, content)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    RETURNING id, school_id, filename, content_type, size, created_at
+),
+changed AS (SELECT created_at AS at, id, school_id, filename AS name FROM written),
+{record_change(8)}
+SELECT id::text, filename, content_type, size, created_at FROM written
 """
 _GET = "SELECT filename, content_type, content, sha256 FROM api_files WHERE id = $1"
 
@@ -65,7 +73,9 @@ class PgFileStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def save(self, school_id: str, filename: str, content_type: str, content: bytes) -> dict[str, Any]:
+    async def save(
+        self, school_id: str, filename: str, content_type: str, content: bytes, actor: Actor | None = None
+    ) -> dict[str, Any]:
         row = await self._pool.fetchrow(
             _INSERT,
             uuid.uuid4(),
@@ -75,6 +85,7 @@ class PgFileStore:
             len(content),
             hashlib.sha256(content).digest(),
             content,
+            *actor_parameters(actor, "storage", "create"),
         )
         return {**dict(row), "created_at": row["created_at"].isoformat()}
 

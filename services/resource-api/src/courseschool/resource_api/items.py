@@ -13,6 +13,7 @@ import msgspec
 
 from courseschool.common.errors import InvalidRequestError
 
+from .activity_store import Actor, actor_parameters, record_change
 from .areas.registry import AreaSpec
 
 _ITEM_COLUMNS = "id::text, school_id::text, data, published, created_at, updated_at"
@@ -28,24 +29,47 @@ ORDER BY created_at, id
 LIMIT $7
 """
 _GET = f"SELECT {_ITEM_COLUMNS} FROM api_items WHERE id = $1 AND area = $2"
+# Each change writes its record in the same statement (activity_store.RECORD_CHANGE), from
+# `changed`: when, which item, its school and its name ($7 / $4: the area's label field).
+_WRITTEN = "SELECT id::text, school_id::text, data, published, created_at, updated_at FROM written"
 # One instant for both stamps (two clock_timestamp() defaults may differ by a microsecond):
 # a new item's updated_at equals its created_at.
 _INSERT = f"""
-INSERT INTO api_items (id, school_id, area, unique_key, published, data, created_at, updated_at)
-SELECT $1, $2, $3, $4, $5, $6, t, t FROM clock_timestamp() AS t
-RETURNING {_ITEM_COLUMNS}
+WITH written AS (
+    INSERT INTO api_items (id, school_id, area, unique_key, published, data, created_at, updated_at)
+    SELECT $1, $2, $3, $4, $5, $6, t, t FROM clock_timestamp() AS t
+    RETURNING *
+),
+changed AS (SELECT updated_at AS at, id, school_id, data ->> $7::text AS name FROM written),
+{record_change(8)}
+{_WRITTEN}
 """
 _UPDATE = f"""
-UPDATE api_items SET data = $3, unique_key = $4, published = $5, updated_at = clock_timestamp()
-WHERE id = $1 AND school_id = $2 AND area = $6
-RETURNING {_ITEM_COLUMNS}
+WITH written AS (
+    UPDATE api_items SET data = $3, unique_key = $4, published = $5, updated_at = clock_timestamp()
+    WHERE id = $1 AND school_id = $2 AND area = $6
+    RETURNING *
+),
+changed AS (SELECT updated_at AS at, id, school_id, data ->> $7::text AS name FROM written),
+{record_change(8)}
+{_WRITTEN}
 """
-_DELETE = "DELETE FROM api_items WHERE id = $1 AND school_id = $2 AND area = $3"
+_DELETE = f"""
+WITH written AS (DELETE FROM api_items WHERE id = $1 AND school_id = $2 AND area = $3 RETURNING *),
+changed AS (SELECT clock_timestamp() AS at, id, school_id, data ->> $4::text AS name FROM written),
+{record_change(5)}
+SELECT count(*) FROM written
+"""
 _GET_SINGLETON = "SELECT data, updated_at FROM api_singletons WHERE school_id = $1 AND area = $2 AND owner = $3"
-_PUT_SINGLETON = """
-INSERT INTO api_singletons (school_id, area, owner, data) VALUES ($1, $2, $3, $4)
-ON CONFLICT (school_id, area, owner) DO UPDATE SET data = EXCLUDED.data, updated_at = clock_timestamp()
-RETURNING data, updated_at
+_PUT_SINGLETON = f"""
+WITH written AS (
+    INSERT INTO api_singletons (school_id, area, owner, data) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (school_id, area, owner) DO UPDATE SET data = EXCLUDED.data, updated_at = clock_timestamp()
+    RETURNING data, updated_at, school_id
+),
+changed AS (SELECT updated_at AS at, NULL::uuid AS id, school_id, NULL::text AS name FROM written),
+{record_change(5)}
+SELECT data, updated_at FROM written
 """
 
 
@@ -131,7 +155,10 @@ class PgItemStore:
             return None
         return {**_out(row), "_published": row["published"]}
 
-    async def create(self, spec: AreaSpec, school_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    async def create(
+        self, spec: AreaSpec, school_id: str, data: dict[str, Any], actor: Actor | None = None
+    ) -> dict[str, Any]:
+        """`actor`: whose change it is, recorded with it (none: the demo seed's, not recorded)."""
         try:
             row = await self._pool.fetchrow(
                 _INSERT,
@@ -141,13 +168,15 @@ class PgItemStore:
                 unique_value(spec, data),
                 bool(data.get("published", False)),
                 data,
+                spec.label,
+                *actor_parameters(actor, spec.name, "create"),
             )
         except asyncpg.UniqueViolationError:
             raise Conflict(spec.unique) from None
         return _out(row)
 
     async def replace(
-        self, spec: AreaSpec, school_id: str, item_id: str, data: dict[str, Any]
+        self, spec: AreaSpec, school_id: str, item_id: str, data: dict[str, Any], actor: Actor | None = None
     ) -> dict[str, Any] | None:
         try:
             row = await self._pool.fetchrow(
@@ -158,22 +187,31 @@ class PgItemStore:
                 unique_value(spec, data),
                 bool(data.get("published", False)),
                 spec.name,
+                spec.label,
+                *actor_parameters(actor, spec.name, "update"),
             )
         except asyncpg.UniqueViolationError:
             raise Conflict(spec.unique) from None
         return _out(row) if row else None
 
-    async def delete(self, spec: AreaSpec, school_id: str, item_id: str) -> bool:
+    async def delete(self, spec: AreaSpec, school_id: str, item_id: str, actor: Actor | None = None) -> bool:
         try:
             key = uuid.UUID(item_id)
         except ValueError:
             return False
-        return (await self._pool.execute(_DELETE, key, uuid.UUID(school_id), spec.name)).endswith(" 1")
+        deleted = await self._pool.fetchval(
+            _DELETE, key, uuid.UUID(school_id), spec.name, spec.label, *actor_parameters(actor, spec.name, "delete")
+        )
+        return bool(deleted)
 
     async def get_singleton(self, spec: AreaSpec, school_id: str, owner: str) -> dict[str, Any] | None:
         row = await self._pool.fetchrow(_GET_SINGLETON, uuid.UUID(school_id), spec.name, owner)
         return {**row["data"], "updated_at": row["updated_at"].isoformat()} if row else None
 
-    async def put_singleton(self, spec: AreaSpec, school_id: str, owner: str, data: dict[str, Any]) -> dict[str, Any]:
-        row = await self._pool.fetchrow(_PUT_SINGLETON, uuid.UUID(school_id), spec.name, owner, data)
+    async def put_singleton(
+        self, spec: AreaSpec, school_id: str, owner: str, data: dict[str, Any], actor: Actor | None = None
+    ) -> dict[str, Any]:
+        row = await self._pool.fetchrow(
+            _PUT_SINGLETON, uuid.UUID(school_id), spec.name, owner, data, *actor_parameters(actor, spec.name, "update")
+        )
         return {**row["data"], "updated_at": row["updated_at"].isoformat()}

@@ -12,8 +12,11 @@ import msgspec
 
 from courseschool.common.errors import ConflictError, InvalidRequestError, NotFoundError, ValidationFailedError
 from courseschool.common.jsonbody import decode_json
+from courseschool.common.scopes import ANALYTICS
 
 from . import analytics
+from .activity import ReadCounter
+from .activity_store import Actor, PgActivityStore
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
 from .bearer import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
@@ -35,14 +38,23 @@ class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
 
 class ResourceService:
     def __init__(
-        self, settings: ResourceSettings, pool: asyncpg.Pool, verifier: BearerVerifier, schools: SchoolDirectory
+        self,
+        settings: ResourceSettings,
+        pool: asyncpg.Pool,
+        verifier: BearerVerifier,
+        schools: SchoolDirectory,
+        reads: ReadCounter,
     ) -> None:
+        """`reads` counts what tokens read for their grant's activity; changes are
+        recorded by the stores, with the change (activity.py)."""
         self.settings = settings
         self.pool = pool
         self.items = PgItemStore(pool)
         self.files = PgFileStore(pool)
+        self.activity = PgActivityStore(pool)
         self.verifier = verifier
         self.schools = schools
+        self.reads = reads
         self.metadata_url = f"{settings.base_url}/.well-known/oauth-protected-resource"
         self.catalogue_cache = CatalogueCache(settings.catalogue_cache_ttl)
 
@@ -75,8 +87,9 @@ class ResourceService:
         if query.school:
             named = await self.schools.find(query.school)
             if named is None or named.id != school_id:
+                self.reads.count(principal, spec.name)
                 return Page(items=[], next_cursor=None)  # other schools do not exist for this token
-        return await self.items.list(
+        page = await self.items.list(
             spec,
             school_id=school_id,
             published=query.published if spec.has_published else None,
@@ -84,6 +97,8 @@ class ResourceService:
             cursor=query.cursor,
             limit=query.limit,
         )
+        self.reads.count(principal, spec.name)
+        return page
 
     async def get(self, spec: AreaSpec, principal: Principal, item_id: str) -> dict[str, Any]:
         item = await self.items.get(spec, item_id)
@@ -92,13 +107,15 @@ class ResourceService:
         )
         if item is None or not visible:
             raise NotFoundError(f"no such {spec.path} item")
+        if not principal.anonymous:
+            self.reads.count(principal, spec.name)
         return _shown(spec, principal, item)
 
     async def create(self, spec: AreaSpec, principal: Principal, body: bytes) -> dict[str, Any]:
         school_id = _school_of(principal)
         data = self._validated(spec, _json_object(body))
         try:
-            created = await self.items.create(spec, school_id, data)
+            created = await self.items.create(spec, school_id, data, _actor(principal))
         except Conflict:
             raise ConflictError(f"another {spec.path} item already has this {spec.unique}") from None
         self.catalogue_cache.forget(spec.name)  # after the write (a read racing it may keep a page for the TTL)
@@ -114,7 +131,7 @@ class ResourceService:
         current = {k: item[k] for k in spec.model.__struct_fields__ if k in item}
         data = self._validated(spec, {**current, **changes})
         try:
-            updated = await self.items.replace(spec, school_id, item_id, data)
+            updated = await self.items.replace(spec, school_id, item_id, data, _actor(principal))
         except Conflict:
             raise ConflictError(f"another {spec.path} item already has this {spec.unique}") from None
         if updated is None:
@@ -123,7 +140,7 @@ class ResourceService:
         return updated
 
     async def delete(self, spec: AreaSpec, principal: Principal, item_id: str) -> None:
-        if not await self.items.delete(spec, _school_of(principal), item_id):
+        if not await self.items.delete(spec, _school_of(principal), item_id, _actor(principal)):
             raise NotFoundError(f"no such {spec.path} item")
         self.catalogue_cache.forget(spec.name)
 
@@ -131,12 +148,12 @@ class ResourceService:
 
     async def get_singleton(self, spec: AreaSpec, principal: Principal) -> dict[str, Any]:
         stored = await self.items.get_singleton(spec, _school_of(principal), _owner(spec, principal))
-        if stored is not None:
-            return stored
-        first = await self._first_value(spec, principal)
-        if first is None:
+        if stored is None:
+            stored = await self._first_value(spec, principal)
+        if stored is None:
             raise NotFoundError(f"the {spec.path} has not been set up yet")
-        return first
+        self.reads.count(principal, spec.name)
+        return stored
 
     async def update_singleton(self, spec: AreaSpec, principal: Principal, body: bytes) -> dict[str, Any]:
         school_id, owner = _school_of(principal), _owner(spec, principal)
@@ -144,7 +161,7 @@ class ResourceService:
         current = await self.items.get_singleton(spec, school_id, owner) or await self._first_value(spec, principal)
         current = {k: v for k, v in (current or {}).items() if k != "updated_at"}
         data = self._validated(spec, {**current, **changes})
-        return await self.items.put_singleton(spec, school_id, owner, data)
+        return await self.items.put_singleton(spec, school_id, owner, data, _actor(principal))
 
     async def _first_value(self, spec: AreaSpec, principal: Principal) -> dict[str, Any] | None:
         """What a singleton holds before it is first written: the model's defaults, and
@@ -163,7 +180,14 @@ class ResourceService:
     # -- computed ---------------------------------------------------------------------
 
     async def analytics(self, principal: Principal, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
-        return await analytics.school_figures(self.pool, _school_of(principal), start, end)
+        figures = await analytics.school_figures(self.pool, _school_of(principal), start, end)
+        self.reads.count(principal, ANALYTICS.name)
+        return figures
+
+    # -- uploads ----------------------------------------------------------------------
+
+    async def upload(self, principal: Principal, filename: str, content_type: str, content: bytes) -> dict[str, Any]:
+        return await self.files.save(_school_of(principal), filename, content_type, content, _actor(principal))
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -185,6 +209,11 @@ def _school_of(principal: Principal) -> str:
     """The school the token acts for (the route's guard let no anonymous caller here)."""
     assert principal.school_id is not None
     return principal.school_id
+
+
+def _actor(principal: Principal) -> Actor:
+    """Whose change it is: the token's grant, client and user (activity_store.py)."""
+    return Actor(grant_id=principal.grant_id, client_id=principal.client_id or "", user_id=principal.sub or "")
 
 
 def _owner(spec: AreaSpec, principal: Principal) -> str:

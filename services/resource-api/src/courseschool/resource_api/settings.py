@@ -25,6 +25,13 @@ class ResourceSettings(BaseSettings, kw_only=True, frozen=True):
     # Seconds an anonymous catalogue page is kept and may be cached by clients (0: never).
     catalogue_cache_ttl: float = 2.0
     upload_max_bytes: int = 5 * 1024 * 1024
+    # What each grant did (activity.py): reads counted in memory are flushed to Redis and
+    # drained to PostgreSQL this often (seconds), at most this many rows per statement;
+    # activity older than the retention is removed by the housekeeping pass, run this often.
+    activity_flush_interval: float = 5.0
+    activity_flush_batch: int = 1000
+    activity_retention_days: int = 90
+    housekeeping_interval: int = 300
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -32,5 +39,13 @@ class ResourceSettings(BaseSettings, kw_only=True, frozen=True):
             raise ValueError("TOKEN_LEEWAY must be between 0 and 300 seconds")
         if not 0 <= self.catalogue_cache_ttl <= 300:
             raise ValueError("CATALOGUE_CACHE_TTL must be between 0 and 300 seconds")
+        if not 0.1 <= self.activity_flush_interval <= 300:
+            raise ValueError("ACTIVITY_FLUSH_INTERVAL must be between 0.1 and 300 seconds")
+        if not 10 <= self.activity_flush_batch <= 10_000:
+            raise ValueError("ACTIVITY_FLUSH_BATCH must be between 10 and 10000 rows")
+        if not 1 <= self.activity_retention_days <= 3650:
+            raise ValueError("ACTIVITY_RETENTION_DAYS must be between 1 and 3650 days")
+        if not 1 <= self.housekeeping_interval <= 86400:
+            raise ValueError("HOUSEKEEPING_INTERVAL must be between 1 and 86400 seconds")
         if not 1 <= self.page_size_default <= self.page_size_max <= 1000:
             raise ValueError("PAGE_SIZE_DEFAULT and PAGE_SIZE_MAX must satisfy 1 <= default <= max <= 1000")

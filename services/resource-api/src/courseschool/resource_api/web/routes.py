@@ -122,8 +122,7 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
             kind = check_upload(upload.content_type, content, resources.settings.upload_max_bytes)
         except UploadRefused as exc:
             raise _refusal(exc) from None
-        assert principal.school_id is not None
-        saved = await resources.files.save(principal.school_id, safe_filename(upload.filename), kind, content)
+        saved = await resources.upload(principal, safe_filename(upload.filename), kind, content)
         url = f"{resources.settings.base_url}{path}/{saved['id']}"
         return _json({**saved, "url": url}, 201, {"Location": url})
 
