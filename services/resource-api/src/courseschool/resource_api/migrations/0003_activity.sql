@@ -31,7 +31,7 @@ CREATE TABLE api_activity_changes (
     item_name  text,                   -- the item's name or title when it was changed, where the area has one
     action     text        NOT NULL CHECK (action IN ('create', 'update', 'delete'))
 );
-CREATE INDEX api_activity_changes_grant ON api_activity_changes (grant_id, at);
+CREATE INDEX api_activity_changes_grant ON api_activity_changes (grant_id, at, id);  -- newest first: read backwards
 CREATE INDEX api_activity_changes_user ON api_activity_changes (user_id, at);
 CREATE INDEX api_activity_changes_school ON api_activity_changes (school_id, at);
 CREATE INDEX api_activity_changes_at ON api_activity_changes (at);
