@@ -105,6 +105,7 @@ async def test_counts_of_every_flush_add_up_and_a_drain_is_bounded(env: ApiEnv, 
         counter.count(who, "courses")
         counter.count(who, "courses")
     assert await buffer.flush(counter) == 600
+    assert 0 < await redis_client.ttl("rs:activity:reads") <= 86400  # nothing in Redis without an expiry
     counter.count(Principal(anonymous=False, sub="u", client_id="c", school_id=school, grant_id=grants[0]), "courses")
     assert await buffer.flush(counter) == 1
 

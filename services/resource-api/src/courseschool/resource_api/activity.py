@@ -59,7 +59,8 @@ REDIS_DOWN = (redis.exceptions.RedisError, OSError)
 
 Key = tuple[str, str, str, str, str, int]  # grant, client, user, school, area, day
 
-# Adds counts to the hash's fields and keeps the later of two times ("count seconds").
+# Adds counts to the hash's fields and keeps the later of two times ("count seconds"). The
+# hash expires a day after its last flush: counts no replica drained for a day are lost.
 _ADD = """
 for i = 1, #ARGV, 3 do
   local field, n, last = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
@@ -73,6 +74,7 @@ for i = 1, #ARGV, 3 do
   end
   redis.call('HSET', KEYS[1], field, string.format('%d %d', n, last))
 end
+redis.call('EXPIRE', KEYS[1], 86400)
 return #ARGV / 3
 """
 # Releases the drain lock only if this replica still holds it.
