@@ -81,7 +81,7 @@ def test_alert_rules_pass_promtool() -> None:
         text=True,
         timeout=60,
     )
-    assert checked.returncode == 0 and "SUCCESS: 6 rules found" in checked.stdout, checked.stdout + checked.stderr
+    assert checked.returncode == 0 and "SUCCESS: 7 rules found" in checked.stdout, checked.stdout + checked.stderr
 
 
 def _metric_names(expr: str) -> set[str]:
