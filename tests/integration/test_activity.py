@@ -56,7 +56,15 @@ def dropped_reads() -> float:
 # -- reads ------------------------------------------------------------------------------
 
 
-async def test_reads_are_counted_per_grant_area_and_day_after_a_flush(env: ApiEnv, clock) -> None:
+@pytest.fixture(params=["jwt", "introspection"])
+async def either_env(request, open_api_env: Callable[..., AbstractAsyncContextManager[Any]]) -> AsyncIterator[ApiEnv]:
+    """The resource API checking tokens either way: both give the grant (`grant_id`)."""
+    async with open_api_env(mode=request.param) as running:
+        yield running
+
+
+async def test_reads_are_counted_per_grant_area_and_day_after_a_flush(either_env: ApiEnv, clock) -> None:
+    env = either_env
     clock.at = (clock.now() // 86400 + 1) * 86400 - 60  # a minute before midnight (UTC)
     today = dt.datetime.fromtimestamp(clock.now(), dt.UTC).date()
     token = await env.token("courses:read students:read")
