@@ -16,6 +16,9 @@ async def test_the_apps_page_section_measures_both_sides(postgres_admin_url: str
     worst, met, _ = apps_ratio(section)
     assert worst == max(float(line.rsplit("|", 2)[1]) for line in rows)
     assert met == (worst <= 1.10)
+    for line in rows:  # the blocks a summary touches, on either side
+        small_blocks, large_blocks = (int(cell) for cell in line.split(" | ")[3:5])
+        assert small_blocks > 0 and large_blocks > 0
 
 
 def test_the_verdict_is_the_worst_ratio() -> None:
