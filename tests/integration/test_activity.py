@@ -129,6 +129,21 @@ async def test_counts_of_every_flush_add_up_and_a_drain_is_bounded(env: ApiEnv, 
     assert await redis_client.exists("rs:activity:reads", "rs:activity:reads:draining") == 0
 
 
+async def test_reads_past_the_key_bound_are_dropped_and_counted(clean_db, redis_client, clock) -> None:
+    """The process holds a bounded number of distinct keys between flushes; reads of new
+    keys past it are dropped, as stated, and counted for the operator."""
+    counter = ReadCounter(clock, max_keys=2)
+    school = str(uuid.uuid4())
+    for _ in range(3):
+        who = Principal(anonymous=False, sub="u", client_id="c", school_id=school, grant_id=str(uuid.uuid4()))
+        counter.count(who, "courses")
+        counter.count(who, "courses")  # a key held already is still counted
+    before = dropped_reads()
+    assert await ReadBuffer(redis_client, PgActivityStore(clean_db), batch=10).flush(counter) == 4
+    assert dropped_reads() - before == 2
+    assert await redis_client.hlen("rs:activity:reads") == 2
+
+
 async def test_the_background_job_flushes_drains_and_sweeps(env: ApiEnv, clock, redis_client) -> None:
     """Each replica's job, on its own: counts reach PostgreSQL within a few intervals, and
     what it counted last is flushed to Redis when it stops."""

@@ -137,18 +137,20 @@ class ReadBuffer:
         if not counts:
             return 0
         items = list(counts.items())
+        flushed = 0
         try:
             for start in range(0, len(items), FLUSH_CHUNK):
+                chunk = items[start : start + FLUSH_CHUNK]
                 args: list[Any] = []
-                for key, (n, last) in items[start : start + FLUSH_CHUNK]:
+                for key, (n, last) in chunk:
                     args += [msgspec.json.encode(key), n, last]
                 await self._add(keys=[LIVE], args=args)
+                flushed += sum(n for _, (n, _) in chunk)
         except REDIS_DOWN as exc:
             # Chunks already taken stay in Redis; the interval's others are lost (stated).
-            _dropped(total, reason=type(exc).__name__)
-            return 0
-        ACTIVITY_READS.labels("flushed").inc(total)
-        return total
+            _dropped(total - flushed, reason=type(exc).__name__)
+        ACTIVITY_READS.labels("flushed").inc(flushed)
+        return flushed
 
     async def drain(self) -> int:
         """Write the counts held in Redis to PostgreSQL, bounded: rows written. Nothing
