@@ -98,14 +98,20 @@ class ReadCounter:
         if principal.grant_id is None or principal.school_id is None:
             return
         now = self._clock.now()
-        key = (principal.grant_id, principal.client_id or "", principal.sub or "", principal.school_id, area)
-        day_key = (*key, now // 86400)
-        held = self._counts.get(day_key)
+        key = (
+            principal.grant_id,
+            principal.client_id or "",
+            principal.sub or "",
+            principal.school_id,
+            area,
+            now // 86400,
+        )
+        held = self._counts.get(key)
         if held is not None:
             held[0] += 1
             held[1] = now
         elif len(self._counts) < self._max_keys:
-            self._counts[day_key] = [1, now]
+            self._counts[key] = [1, now]
         else:
             self.overflow += 1
 
