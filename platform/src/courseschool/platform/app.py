@@ -25,13 +25,20 @@ def build(shared: dict[str, Any], *, clock: Any = None, public_probes: bool = Fa
     /healthz, /readyz and /metrics need the internal token unless `public_probes`
     (the development `run`: /healthz and /readyz only)."""
     authz_settings = load_settings(AuthzSettings, **shared)
-    authz = create_authz(authz_settings, clock=clock)
+    resource_later = _Later()  # authz reads activity from the resource API, made below
+    to_resource = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=cast(Any, resource_later)),
+        base_url="http://resource",
+        event_hooks={"request": [forward_request_id]},
+    )
+    authz = create_authz(authz_settings, clock=clock, resource=to_resource)
     to_authz = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=cast(Any, authz)),
         base_url="http://authz",
         event_hooks={"request": [forward_request_id]},
     )
     resource = create_resource(load_settings(ResourceSettings, **_only(ResourceSettings, shared)), authz=to_authz)
+    resource_later.app = resource
     upstreams = {
         "authz": to_authz,
         "resource": httpx.AsyncClient(
@@ -54,6 +61,15 @@ def build(shared: dict[str, Any], *, clock: Any = None, public_probes: bool = Fa
         internal_token=authz_settings.internal_token,
         public_probes=public_probes,
     )
+
+
+class _Later:
+    """An ASGI app bound after it is referred to: two in-process apps that call each other."""
+
+    app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
 
 
 def _only(cls: type, values: dict[str, Any]) -> dict[str, Any]:

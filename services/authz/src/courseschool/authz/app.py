@@ -9,12 +9,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 from litestar import Litestar
 from litestar.di import Provide
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.db import backing_services
-from courseschool.common.web import service_app
+from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
 from .endpoints.maintenance import maintenance_loop
@@ -69,11 +70,19 @@ ROUTES = [
 ]
 
 
-def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litestar:
+def create_app(
+    settings: AuthzSettings, *, clock: Clock | None = None, resource: httpx.AsyncClient | None = None
+) -> Litestar:
+    """`resource` reaches the resource API's internal endpoints; by default over HTTP at
+    RESOURCE_INTERNAL_URL, in the all-in-one process straight to its app."""
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with backing_services(settings, "authz") as (pool, redis):
-            components = Components.build(settings, pool, redis, clock or SystemClock())
+            to_resource = resource or httpx.AsyncClient(
+                base_url=settings.resource_internal_url, event_hooks={"request": [forward_request_id]}, timeout=3.0
+            )
+            components = Components.build(settings, pool, redis, clock or SystemClock(), resource=to_resource)
             await components.keys.start()
             components.events.start()
             if components.webhook is not None:
@@ -85,6 +94,7 @@ def create_app(settings: AuthzSettings, *, clock: Clock | None = None) -> Litest
             finally:
                 maintenance.cancel()
                 await components.events.close()
+                await components.activity.aclose()
                 if components.webhook is not None:
                     await components.webhook.close()
                 components.passwords.close()

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 import asyncpg
+import httpx
 import redis.asyncio as aioredis
 
 from courseschool.common.clock import Clock
@@ -18,6 +19,7 @@ from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.resource import canonical_resource
 from courseschool.common.row_cache import RowCache
 
+from .activity import ActivityReader
 from .events import EventRecorder
 from .keys import SigningKeys
 from .limits import Limits
@@ -65,6 +67,7 @@ class Components:
     events: EventRecorder  # every audit event, kept in `authz_events` (started with the app)
     event_store: PgEventStore
     notices: PgNoticeStore  # a new connection, told to its person once
+    activity: ActivityReader  # what apps did, from the resource API (closed with the app)
     webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task (started with the app)
     housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
@@ -79,7 +82,17 @@ class Components:
     page_key: bytes  # MACs the CSRF tokens of forms bound to a session (sign-out)
 
     @classmethod
-    def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> Components:
+    def build(
+        cls,
+        settings: AuthzSettings,
+        pool: asyncpg.Pool,
+        redis: aioredis.Redis,
+        clock: Clock,
+        *,
+        resource: httpx.AsyncClient | None = None,
+    ) -> Components:
+        """`resource`: how to reach the resource API's internal endpoints (activity);
+        None: nothing to show of what apps did (the admin CLI)."""
         if not settings.key_encryption_key:
             raise ValueError("KEY_ENCRYPTION_KEY is required")
         if not settings.database_url:
@@ -123,6 +136,7 @@ class Components:
             events=EventRecorder(event_store, clock),
             event_store=event_store,
             notices=PgNoticeStore(pool),
+            activity=ActivityReader(resource, settings.internal_token),
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=PgHousekeeping(
                 pool,

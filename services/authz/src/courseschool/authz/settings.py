@@ -105,6 +105,9 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     events_webhook_timeout: float = 5.0
     events_webhook_max_attempts: int = 12
     events_webhook_interval: float = 2.0
+    # Where the resource API answers /internal/activity (what apps did, for the pages);
+    # the all-in-one reaches it in-process.
+    resource_internal_url: str = "http://127.0.0.1:8002"
     # The admin API's bearer credential (/internal/admin); unset: the admin API is off.
     admin_token: str | None = None
 
