@@ -1,6 +1,8 @@
 """What an operator watches: the security counters move with the events they count,
 every metric passes `promtool check metrics`, the alert rules pass `promtool check
-rules`, and the dashboard and the rules only use metrics the services export."""
+rules` and fire where they should (`promtool test rules`), each links a runbook that
+exists, the scrape config passes `promtool check config`, and the dashboard and the
+rules only use metrics, routes and variables the services export."""
 
 from __future__ import annotations
 
@@ -8,9 +10,12 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from .flow import Flow, Lifecycle, pkce_pair
 from .test_metrics import _value
@@ -33,7 +38,17 @@ _FUNCTIONS = {
     "time",
     "humanizePercentage",
     "le",
+    "label_replace",
+    "absent",
+    "without",
 }
+PROMETHEUS = DEPLOY / "prometheus"
+
+
+def _rules() -> list[dict[str, Any]]:
+    return [
+        rule for group in yaml.safe_load((PROMETHEUS / "alerts.yaml").read_text())["groups"] for rule in group["rules"]
+    ]
 
 
 async def test_security_counters_move_with_their_events(flow: Flow, clock) -> None:
@@ -76,34 +91,125 @@ async def test_metrics_pass_promtool(flow: Flow) -> None:
 @needs_promtool
 def test_alert_rules_pass_promtool() -> None:
     checked = subprocess.run(
-        [PROMTOOL, "check", "rules", str(DEPLOY / "prometheus" / "alerts.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [PROMTOOL, "check", "rules", str(PROMETHEUS / "alerts.yaml")], capture_output=True, text=True, timeout=60
     )
-    assert checked.returncode == 0 and "SUCCESS: 7 rules found" in checked.stdout, checked.stdout + checked.stderr
+    found = f"SUCCESS: {len(_rules())} rules found"
+    assert checked.returncode == 0 and found in checked.stdout, checked.stdout + checked.stderr
 
 
-def _metric_names(expr: str) -> set[str]:
+@needs_promtool
+def test_every_alert_fires_where_it_should() -> None:
+    """alerts.test.yaml: each alert on the series that should fire it (CourseSchoolNotReady
+    with annotation-based scraping, one service down, every target gone) and quiet on
+    healthy ones."""
+    tested = subprocess.run(
+        [PROMTOOL, "test", "rules", "alerts.test.yaml"], cwd=PROMETHEUS, capture_output=True, text=True, timeout=120
+    )
+    assert tested.returncode == 0 and "SUCCESS" in tested.stdout, tested.stdout + tested.stderr
+    cases = yaml.safe_load((PROMETHEUS / "alerts.test.yaml").read_text())["tests"]
+    fired = {t["alertname"] for case in cases for t in case.get("alert_rule_test", []) if t["exp_alerts"]}
+    quiet = {t["alertname"] for case in cases for t in case.get("alert_rule_test", []) if not t["exp_alerts"]}
+    alerts = {rule["alert"] for rule in _rules() if "alert" in rule}
+    assert fired == alerts, alerts - fired  # every alert is shown firing
+    assert {"CourseSchoolNotReady", "CourseSchoolTokenLatencyHigh", "CourseSchoolRegistrationSpike"} <= quiet
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", markdown, flags=re.M)
+    return {re.sub(r"[^a-z0-9 _-]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_alert_links_a_runbook_that_exists() -> None:
+    anchors = _anchors((DEPLOY / "README.md").read_text())
+    for rule in _rules():
+        if "alert" not in rule:
+            continue
+        link = rule["annotations"].get("runbook_url", "")
+        assert link.startswith("deploy/README.md#"), rule["alert"]
+        assert link.split("#", 1)[1] in anchors, f"{rule['alert']}: no section {link}"
+
+
+@needs_promtool
+def test_scrape_config_passes_promtool(tmp_path: Path) -> None:
+    """prometheus.yaml as it is, but with its pods found in a file rather than through the
+    Kubernetes API (Debian's Prometheus is built without Kubernetes discovery): the rest
+    (relabelling, authorization, rule files) is checked by promtool."""
+    config = yaml.safe_load((PROMETHEUS / "prometheus.yaml").read_text())
+    (job,) = config["scrape_configs"]
+    assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["courseschool"]}}]
+    assert {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "target_label": "service"} in job[
+        "relabel_configs"
+    ]
+    job["file_sd_configs"] = [{"files": [str(tmp_path / "pods.json")]}]
+    del job["kubernetes_sd_configs"]
+    job["authorization"]["credentials_file"] = str(tmp_path / "token")
+    (tmp_path / "token").write_text("t")
+    (tmp_path / "pods.json").write_text("[]")
+    config["rule_files"] = [str(PROMETHEUS / "alerts.yaml")]
+    (tmp_path / "prometheus.yaml").write_text(yaml.safe_dump(config))
+    checked = subprocess.run(
+        [PROMTOOL, "check", "config", str(tmp_path / "prometheus.yaml")], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0 and "SUCCESS" in checked.stdout, checked.stdout + checked.stderr
+
+
+def _metric_names(expr: str, recorded: Iterable[str] = ()) -> set[str]:
+    for name in recorded:  # a recording rule's name (level:metric:operations) is no metric
+        expr = expr.replace(name, "")
     without_strings = re.sub(r'"[^"]*"', "", expr)
     without_labels = re.sub(r"\{[^}]*\}|\[[^\]]*\]|\bby \([^)]*\)", "", without_strings)
     words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", without_labels))
     return {w for w in words if (w not in _FUNCTIONS and "_" in w) or w in _BUILTIN} - _FUNCTIONS
 
 
-async def test_dashboard_and_rules_use_only_exported_metrics(flow: Flow) -> None:
+async def test_dashboard_and_rules_use_only_exported_metrics_and_routes(flow: Flow) -> None:
     await flow.tokens(await flow.register(), await flow.user("owner"))
-    exported = set(re.findall(r"^# TYPE (\S+) ", (await flow.client.get("/metrics")).text, flags=re.M))
+    for other_path in ("/token", "/register"):  # the MCP fallback paths of the same endpoints
+        assert (await flow.client.post(other_path, data={})).status_code == 400
+    text = (await flow.client.get("/metrics")).text
+    exported = set(re.findall(r"^# TYPE (\S+) ", text, flags=re.M))
     histogram_parts = {f"{n}_{s}" for n in exported for s in ("bucket", "count", "sum")}
     known = exported | histogram_parts | {f"{n}_total" for n in exported} | _BUILTIN
     dashboard = json.loads((DEPLOY / "grafana" / "courseschool-dashboard.json").read_text())
     assert dashboard["uid"] == "courseschool" and dashboard["panels"]
     assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
-    rules = (DEPLOY / "prometheus" / "alerts.yaml").read_text()
-    exprs += re.findall(r"expr: \|?\s*\n?((?:.*\n)*?)\s*(?:for|labels):", rules)
+    rules = _rules()
+    recorded = {rule["record"] for rule in rules if "record" in rule}
+    exprs += [rule["expr"] for rule in rules]
     for expr in exprs:
-        unknown = _metric_names(expr) - known
+        unknown = _metric_names(expr, recorded) - known
         assert not unknown, f"{expr!r} uses metrics no service exports: {unknown}"
+    routes = set(re.findall(r'route="([^"]*)"', text))
+    for rule in rules:
+        for matched in re.findall(r'route=~?"([^"]*)"', rule["expr"]):
+            assert set(matched.split("|")) <= routes, f"{rule.get('alert')}: {matched} is no route the services have"
     panels = {(p["gridPos"]["x"], p["gridPos"]["y"]) for p in dashboard["panels"]}
     assert len(panels) == len(dashboard["panels"])  # no two panels on the same spot
+
+
+async def test_dashboard_filters_every_panel_by_service_and_instance(flow: Flow) -> None:
+    """The `service` and `instance` variables narrow every panel: `instance` every query,
+    `service` every query over a metric the services label with their name."""
+    await flow.tokens(await flow.register(), await flow.user("owner"))
+    text = (await flow.client.get("/metrics")).text
+    with_service = {
+        name.removesuffix("_bucket")
+        for name, labels in re.findall(r"^([a-z_]+)\{([^}]*)\}", text, flags=re.M)
+        if re.search(r'(^|,)service="', labels)
+    }
+    dashboard = json.loads((DEPLOY / "grafana" / "courseschool-dashboard.json").read_text())
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["service"]["type"] == variables["instance"]["type"] == "query"
+    assert "$service" in variables["instance"]["query"]["query"]  # the instances of the chosen services
+    for variable in (variables["service"], variables["instance"]):
+        assert variable["includeAll"] and variable["multi"] and variable["allValue"] == ".*"
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            selectors = re.findall(r"([a-z_:]+)\{([^}]*)\}", target["expr"])
+            assert selectors, target["expr"]
+            for name, matchers in selectors:
+                assert 'instance=~"$instance"' in matchers, (panel["title"], target["expr"])
+                if name.removesuffix("_bucket") in with_service:
+                    assert 'service=~"$service"' in matchers, (panel["title"], target["expr"])
