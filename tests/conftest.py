@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -33,6 +34,13 @@ TABLES = (
     "api_items",
     "api_schools",
 )  # signing keys persist across tests: they are configuration, and slow to make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Commands that keep a log in the user's state folder (the admin CLI) keep it in the
+    session's temporary folder, not in the home of whoever runs the tests."""
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
 
 
 @pytest.fixture(scope="session")

@@ -34,13 +34,24 @@ async def admin_get(client: httpx.AsyncClient, path: str) -> Any:
 
 
 def admin_cli(
-    database_url: str, redis_url: str, kek: str, *args: str, stdin: str | None = None
+    database_url: str,
+    redis_url: str,
+    kek: str,
+    *args: str,
+    stdin: str | None = None,
+    env: dict[str, str | None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m courseschool.authz admin ARGS` against these servers."""
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "KEY_ENCRYPTION_KEY": kek}
+    """`python -m courseschool.authz admin ARGS` against these servers; `env` adds
+    settings (None: removes one)."""
+    environ = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "KEY_ENCRYPTION_KEY": kek}
+    for name, value in (env or {}).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
     return subprocess.run(
         [sys.executable, "-m", "courseschool.authz", "admin", *args],
-        env=env,
+        env=environ,
         input=stdin,
         capture_output=True,
         text=True,

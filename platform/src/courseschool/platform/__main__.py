@@ -43,6 +43,7 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
 RS_CLIENT_ID = "resource-api"
 RUNNING = "running.json"  # in the data folder while `run` serves: where its embedded servers listen
 KEK_FILE = "key-encryption-key"
+ADMIN_LOG = "admin-cli.log"  # in the data folder: the log of `admin` (its audit records)
 
 # `run` is for a developer's machine: a test loop that registers a client and takes
 # tokens on every run must not meet the production limits (see services/authz/README.md).
@@ -109,6 +110,7 @@ def admin(argv: list[str]) -> int:
     running = _running(data_dir)
     if running is not None and not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")):
         os.environ["DATABASE_URL"], os.environ["REDIS_URL"] = running["database_url"], running["redis_url"]
+    os.environ.setdefault("ADMIN_LOG_FILE", str(data_dir / ADMIN_LOG))  # its log: beside the data, not on the terminal
     kek = data_dir / KEK_FILE
     if not os.environ.get("KEY_ENCRYPTION_KEY") and kek.is_file():
         os.environ["KEY_ENCRYPTION_KEY"] = kek.read_text().strip()

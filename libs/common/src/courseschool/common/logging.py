@@ -56,10 +56,12 @@ def _json(event: dict, **_: object) -> str:
 _request_stream: TextIO | None = None
 
 
-def configure_logging(level: str = "info", fmt: str = "auto") -> None:
+def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
+    """`stream`: where the records go (standard error unless given: a command's log file)."""
     global _request_stream
-    use_console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
-    _request_stream = None if use_console else sys.stderr
+    out = stream or sys.stderr
+    use_console = fmt == "console" or (fmt == "auto" and out.isatty())
+    _request_stream = None if use_console else out
     renderer = structlog.dev.ConsoleRenderer() if use_console else structlog.processors.JSONRenderer(serializer=_json)
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -68,7 +70,7 @@ def configure_logging(level: str = "info", fmt: str = "auto") -> None:
         _redact,
     ]
     # Records of the standard library (uvicorn, asyncpg, httpx) get the same format.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(out)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=shared,
@@ -90,7 +92,7 @@ def configure_logging(level: str = "info", fmt: str = "auto") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=out),
         cache_logger_on_first_use=False,
     )
     # Quiet the access log of uvicorn; our middleware logs requests with their id.

@@ -1,16 +1,23 @@
 """`python -m courseschool.authz admin ...`: the administrator's command line, over
 the same service layer as the admin API. `--help` on every command; `--json` for
-machine-readable output. Reads DATABASE_URL, REDIS_URL and KEY_ENCRYPTION_KEY."""
+machine-readable output. Reads DATABASE_URL, REDIS_URL and KEY_ENCRYPTION_KEY, and
+ADMIN_LOG_FILE.
+
+It prints its result and nothing else: its log (the audit record of every action, and
+any warning) goes to a file, and the record to the store (`audit list`) as well."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
+import os
 import socket
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
 
 import msgspec
 
@@ -30,6 +37,13 @@ from .settings import AuthzSettings
 ROLES = ["owner", "admin", "lecturer", "student"]
 
 Action = Callable[[AdminService, argparse.Namespace], Awaitable[Any]]
+
+
+class AdminCliSettings(AuthzSettings, kw_only=True, frozen=True):
+    # Where the command's log goes: a file (appended to, made owner-only), or "-" for
+    # standard error (a container whose standard error is collected). Unset: admin-cli.log
+    # in the user's state folder ($XDG_STATE_HOME/courseschool, ~/.local/state/courseschool).
+    admin_log_file: str | None = None
 
 
 EXAMPLES = """examples:
@@ -281,7 +295,7 @@ def _json(value: Any) -> str:
     return escape_hidden(msgspec.json.encode(value).decode(), json=True)
 
 
-async def _run(args: argparse.Namespace, settings: AuthzSettings) -> Any:
+async def _run(args: argparse.Namespace, settings: AdminCliSettings) -> Any:
     assert settings.database_url and settings.redis_url
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     redis = create_redis(settings.redis_url)
@@ -304,17 +318,43 @@ def main(argv: list[str], *, prog: str | None = None, missing: str | None = None
     """`missing`: what to say when the servers are not known (the caller knows better)."""
     args = (_parser(prog) if prog else _parser()).parse_args(argv)
     try:
-        settings = load_settings(AuthzSettings)
+        settings = load_settings(AdminCliSettings)
         if not settings.database_url or not settings.redis_url or not settings.key_encryption_key:
             raise SettingsError(missing or "DATABASE_URL, REDIS_URL and KEY_ENCRYPTION_KEY are required")
     except SettingsError as exc:
         print(f"configuration error: {_shown(exc)}", file=sys.stderr)
         return 2
-    configure_logging("warning", "json")
-    try:
-        result = asyncio.run(_run(args, settings))
-    except PlatformError as exc:
-        print(f"error: {_shown(exc.description or exc.error)}", file=sys.stderr)
-        return 1
+    with _log_stream(settings.admin_log_file) as log:
+        configure_logging("warning", "json", stream=log)
+        try:
+            result = asyncio.run(_run(args, settings))
+        except PlatformError as exc:
+            print(f"error: {_shown(exc.description or exc.error)}", file=sys.stderr)
+            return 1
     print(_json(result) if args.json else _text(result))
     return 0
+
+
+def _default_log_file() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "courseschool" / "admin-cli.log"
+
+
+@contextlib.contextmanager
+def _log_stream(setting: str | None) -> Iterator[TextIO]:
+    """The command's log file, opened for appending (owner-only when made here). One
+    that cannot be opened (no home, a read-only file system) leaves the records on
+    standard error, said once: they are never dropped."""
+    if setting == "-":
+        yield sys.stderr
+        return
+    path = Path(setting) if setting else _default_log_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as exc:
+        print(f"log: cannot write {_shown(path)} ({_shown(exc.strerror)}); set ADMIN_LOG_FILE", file=sys.stderr)
+        yield sys.stderr
+        return
+    with os.fdopen(fd, "a", buffering=1) as stream:
+        yield stream

@@ -1,0 +1,91 @@
+"""The admin command line prints its result and nothing else: the audit record of each
+action goes to the store (`audit list`) and to its log file (ADMIN_LOG_FILE, else
+admin-cli.log in the user's state folder), never to the terminal; `-` sends the log to
+standard error, and a log file that cannot be written leaves the records there, said
+once. Revoking a grant that has already ended says so, exits 0 and records nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .admin_api import admin_cli
+from .flow import Flow
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [msgspec.json.decode(line) for line in path.read_text().splitlines()]
+
+
+async def test_the_cli_prints_its_result_and_logs_to_a_file(database_url, redis_url, kek, flow: Flow, tmp_path) -> None:
+    log = tmp_path / "admin.log"
+    env = {"ADMIN_LOG_FILE": str(log)}
+    made = await asyncio.to_thread(
+        admin_cli,
+        database_url,
+        redis_url,
+        kek,
+        "--json",
+        "schools",
+        "create",
+        "--slug",
+        "quiet",
+        "--name",
+        "Quiet",
+        env=env,
+    )
+    assert made.returncode == 0 and made.stderr == "", made.stderr
+    school = msgspec.json.decode(made.stdout)  # the result, all of stdout
+    assert school["slug"] == "quiet"
+    (record,) = _records(log)
+    assert record["event"] == "school_created" and record["actor"] == "admin-cli" and record["audit"] is True
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    kept = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, "--json", "audit", "list", env=env)
+    assert [a["action"] for a in msgspec.json.decode(kept.stdout)] == ["school_created"]  # and in the store
+    assert kept.stderr == "" and len(_records(log)) == 1  # reading the record is no action
+
+
+async def test_the_log_file_defaults_to_the_state_folder(database_url, redis_url, kek, flow: Flow, tmp_path) -> None:
+    env: dict[str, str | None] = {"ADMIN_LOG_FILE": None, "XDG_STATE_HOME": str(tmp_path / "state")}
+    made = await asyncio.to_thread(
+        admin_cli, database_url, redis_url, kek, "schools", "create", "--slug", "s", "--name", "S", env=env
+    )
+    assert made.returncode == 0 and made.stderr == "", made.stderr
+    assert "slug: s" in made.stdout
+    log = tmp_path / "state" / "courseschool" / "admin-cli.log"
+    assert [r["event"] for r in _records(log)] == ["school_created"]
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+
+
+async def test_the_log_goes_to_standard_error_when_asked_or_when_no_file_can_be_written(
+    database_url, redis_url, kek, flow: Flow, tmp_path
+) -> None:
+    asked = await asyncio.to_thread(
+        admin_cli,
+        database_url,
+        redis_url,
+        kek,
+        "schools",
+        "create",
+        "--slug",
+        "a",
+        "--name",
+        "A",
+        env={"ADMIN_LOG_FILE": "-"},
+    )
+    assert asked.returncode == 0
+    assert [msgspec.json.decode(line)["event"] for line in asked.stderr.splitlines()] == ["school_created"]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = {"ADMIN_LOG_FILE": str(blocked / "admin.log")}  # below a file: cannot be made
+    fallback = await asyncio.to_thread(
+        admin_cli, database_url, redis_url, kek, "schools", "create", "--slug", "b", "--name", "B", env=env
+    )
+    assert fallback.returncode == 0 and "slug: b" in fallback.stdout
+    said, record = fallback.stderr.splitlines()
+    assert said.startswith(f"log: cannot write {blocked / 'admin.log'}") and "ADMIN_LOG_FILE" in said
+    assert msgspec.json.decode(record)["event"] == "school_created"  # the record is never dropped
