@@ -89,3 +89,33 @@ async def test_the_log_goes_to_standard_error_when_asked_or_when_no_file_can_be_
     said, record = fallback.stderr.splitlines()
     assert said.startswith(f"log: cannot write {blocked / 'admin.log'}") and "ADMIN_LOG_FILE" in said
     assert msgspec.json.decode(record)["event"] == "school_created"  # the record is never dropped
+
+
+async def test_revoking_an_ended_grant_says_so_and_records_nothing(
+    database_url, redis_url, kek, flow: Flow, tmp_path
+) -> None:
+    await flow.tokens()
+    (grant_id,) = [str(r["id"]) for r in await flow.pool.fetch("SELECT id FROM authz_grants")]
+    log = tmp_path / "admin.log"
+    run = lambda *a: asyncio.to_thread(  # noqa: E731
+        admin_cli, database_url, redis_url, kek, *a, env={"ADMIN_LOG_FILE": str(log)}
+    )
+    first = await run("--json", "grants", "revoke", grant_id)
+    assert first.returncode == 0 and msgspec.json.decode(first.stdout) == {"id": grant_id, "revoked": True}
+    events = [r["event"] for r in _records(log)]
+    assert events == ["grant_revoked", "grant_revoked_by_admin"]
+    actions = await flow.count("authz_events")
+    revoked_at = await flow.pool.fetchval("SELECT revoked_at FROM authz_grants WHERE id = $1::uuid", grant_id)
+
+    again = await run("--json", "grants", "revoke", grant_id)
+    assert again.returncode == 0 and again.stderr == ""
+    assert msgspec.json.decode(again.stdout) == {"id": grant_id, "revoked": False, "already_ended": True}
+    as_text = await run("grants", "revoke", grant_id)
+    assert as_text.returncode == 0 and "already_ended: True" in as_text.stdout and "revoked: False" in as_text.stdout
+    assert [r["event"] for r in _records(log)] == events  # nothing new in the log,
+    assert await flow.count("authz_events") == actions  # nor in the store,
+    assert await flow.pool.fetchval("SELECT revoked_at FROM authz_grants WHERE id = $1::uuid", grant_id) == revoked_at
+
+    unknown = await run("grants", "revoke", "00000000-0000-4000-8000-000000000000")
+    assert unknown.returncode == 1 and "no grant" in unknown.stderr
+    assert await flow.count("authz_events") == actions

@@ -93,6 +93,8 @@ class AppsAdmin(AdminBase):
         grant = await self.c.grants.get(grant_id)
         if grant is None:
             raise NotFoundError(f"no grant {grant_id}")
+        if grant.revoked:  # ended already (by anyone): nothing to do, nothing to record
+            return {"id": grant_id, "revoked": False, "already_ended": True}
         await self.c.revoker.revoke_grant(grant_id, reason="revoked_by_admin")
         await self._audit("grant_revoked_by_admin", subject=grant.user_id, client_id=grant.client_id, grant_id=grant_id)
         return {"id": grant_id, "revoked": True}
