@@ -56,6 +56,22 @@ DEVELOPMENT_LIMITS = {
 }
 
 
+RUN_SETTINGS = """settings (environment variables):
+  PORT                 the port, as --port (8000); `make run PORT=8080` passes it
+  HOST                 the address to listen on (127.0.0.1: this machine only)
+  BASE_URL             the public origin (http://127.0.0.1:PORT); set it behind a proxy
+  DATA_DIR             the embedded servers' data and the key-encryption key (.data)
+  DATABASE_URL         a PostgreSQL server to use instead of the embedded one
+  REDIS_URL            a Redis server to use instead of the embedded one
+  KEY_ENCRYPTION_KEY   seals the signing keys (default: made once, kept in DATA_DIR)
+  INTERNAL_TOKEN       the bearer token /metrics asks for (default: a new one each run,
+                       printed at start)
+  DEMO_EMAIL, DEMO_PASSWORD   the demo school owner's sign-in
+  LOG_LEVEL, LOG_FORMAT       info; auto (console in a terminal, else JSON)
+  RATE_*               abuse limits (development-sized here, printed at start)
+  FORWARDED_ALLOW_IPS  proxies whose X-Forwarded-For is believed (none)"""
+
+
 class MigrateSettings(BaseSettings, kw_only=True, frozen=True):
     rs_client_id: str | None = None
     rs_client_secret: str | None = None
@@ -100,6 +116,16 @@ def _shown_password(settings: PlatformSettings) -> str:
     default = msgspec.structs.fields(PlatformSettings)
     chosen = next(f.default for f in default if f.name == "demo_password")
     return settings.demo_password if settings.demo_password == chosen else "(the DEMO_PASSWORD you set)"
+
+
+def _metrics_command(settings: PlatformSettings, made: str) -> str:
+    """How to read /metrics here: it asks for INTERNAL_TOKEN. One made for this run is
+    printed (it opens nothing but the probes and /metrics: `run` refuses /internal at its
+    front); one the operator set is not, like a DEMO_PASSWORD they chose."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    where = f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+    token = "$INTERNAL_TOKEN" if settings.internal_token else made
+    return f'curl -H "Authorization: Bearer {token}" {where}/metrics'
 
 
 def admin(argv: list[str]) -> int:
@@ -149,8 +175,21 @@ def main(argv: list[str] | None = None) -> int:
         return admin(argv[1:])
     parser = argparse.ArgumentParser(prog="courseschool.platform")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the platform (embedded servers unless DATABASE_URL/REDIS_URL are set)")
-    run.add_argument("--port", type=int, default=None)
+    run = sub.add_parser(
+        "run",
+        help="run the platform (embedded servers unless DATABASE_URL/REDIS_URL are set)",
+        description="Run the whole platform on one port: the three services behind the gateway's routes,\n"
+        "with an embedded PostgreSQL and Redis under DATA_DIR unless DATABASE_URL / REDIS_URL\n"
+        "name servers. Stop it with Ctrl-C.",
+        epilog=RUN_SETTINGS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the port to listen on (default: the PORT setting, else 8000); BASE_URL follows it unless set",
+    )
     sub.add_parser("migrate", help="apply every service's migrations (and register RS_CLIENT_ID), then exit")
     sub.add_parser("admin", help="administer the running platform (admin --help)")
     args = parser.parse_args(argv)
@@ -167,13 +206,13 @@ def run_platform(args: argparse.Namespace) -> int:
 
     from .embedded import EmbeddedServers, read_or_create_secret
 
-    overrides = {}
+    overrides: dict[str, Any] = {}
     if args.port is not None:
         overrides["port"] = args.port
-        if not os.environ.get("BASE_URL"):
-            overrides["base_url"] = f"http://127.0.0.1:{args.port}"
     try:
         settings = load_settings(PlatformSettings, **overrides)
+        if not os.environ.get("BASE_URL"):  # the public origin follows the port, --port or PORT
+            settings = load_settings(PlatformSettings, **overrides, base_url=f"http://127.0.0.1:{settings.port}")
     except SettingsError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
@@ -197,12 +236,13 @@ def run_platform(args: argparse.Namespace) -> int:
                 database_url, demo_email=settings.demo_email, demo_password=settings.demo_password, rs_secret=rs_secret
             )
         )
+        internal_token = settings.internal_token or new_token()
         shared = {
             "base_url": settings.base_url,
             "database_url": database_url,
             "redis_url": redis_url,
             "key_encryption_key": kek,
-            "internal_token": settings.internal_token or new_token(),
+            "internal_token": internal_token,
             "log_level": settings.log_level,
             "log_format": settings.log_format,
             "rs_client_id": RS_CLIENT_ID,
@@ -214,6 +254,7 @@ def run_platform(args: argparse.Namespace) -> int:
             f"  Discovery: {settings.base_url}/.well-known/oauth-authorization-server\n"
             f"  Demo login: {settings.demo_email} / {_shown_password(settings)}\n"
             f"  Data: {'external servers' if settings.database_url else data_dir.resolve()}\n"
+            f"  Metrics: {_metrics_command(settings, internal_token)}\n"
             f"  Administer it: .venv/bin/python -m courseschool.platform admin --help\n"
             f"  Development limits (LIMIT/SECONDS; production is stricter): "
             f"{', '.join(f'{k} {v}' for k, v in limits.items())}\n",
