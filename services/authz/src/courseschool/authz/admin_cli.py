@@ -348,7 +348,12 @@ def _log_stream(setting: str | None) -> Iterator[TextIO]:
     if setting == "-":
         yield sys.stderr
         return
-    path = Path(setting) if setting else _default_log_file()
+    try:
+        path = Path(setting) if setting else _default_log_file()
+    except RuntimeError:  # no home to be found (a user without one, HOME unset)
+        print("log: no home folder for admin-cli.log; set ADMIN_LOG_FILE", file=sys.stderr)
+        yield sys.stderr
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
