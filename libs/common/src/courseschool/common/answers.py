@@ -7,8 +7,9 @@ Whatever a handler raises ends here, as Litestar's one exception handler:
 - everywhere else, JSON `{"error", "error_description"}` (RFC 6749 §5.2).
 
 Errors of the framework (unknown path, wrong method, malformed parameters), a backing
-service that cannot be reached (503) and anything unexpected (500, logged with its
-traceback) get the same shapes. An error's `detail` goes to the log, never out.
+service that cannot be reached or refuses to serve (503 with Retry-After) and anything
+unexpected (500, logged with its traceback) get the same shapes. An error's `detail`
+goes to the log, never out.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ UNAVAILABLE: tuple[type[BaseException], ...] = (
     TimeoutError,
     socket.gaierror,
 )
+
+# A Redis server that answers but refuses the command: out of memory under `noeviction`
+# (OOM), a replica (READONLY), writes stopped after a failed save (MISCONF), a script
+# error, a cluster that is down. The server is up but cannot do our work right now, as
+# when it cannot be reached: 503, not a crash. redis-py raises these as ResponseError
+# and its subclasses (OutOfMemoryError, ReadOnlyError, NoScriptError, ...).
+REFUSED: tuple[type[BaseException], ...] = (redis.exceptions.ResponseError,)
 
 _BY_STATUS: dict[int, type[PlatformError]] = {
     400: InvalidRequestError,
@@ -117,11 +125,23 @@ def as_platform_error(request: Request[Any, Any, Any], exc: Exception) -> Platfo
         return _from_framework(request, exc)
     if isinstance(exc, UNAVAILABLE):
         log.warning("dependency_unavailable", path=request.url.path, error=type(exc).__name__)
-        err = TemporarilyUnavailableError("a backing service is unavailable; try again shortly")
-        err.headers["Retry-After"] = "1"
-        return err
+        return _unavailable()
+    if isinstance(exc, REFUSED):
+        # The class names the refusal redis-py knows (OutOfMemoryError, ReadOnlyError); the
+        # others keep Redis's error code as their first word (MISCONF, ERR, ...). The rest
+        # of a reply may quote our command's arguments: never logged.
+        first = str(exc).split(" ", 1)[0][:32]
+        code = first if first.isupper() else None
+        log.warning("dependency_refused", path=request.url.path, error=type(exc).__name__, redis_error=code)
+        return _unavailable()
     log.error("request_crashed", path=request.url.path, error=type(exc).__name__, exc_info=exc)
     return ServerError("the server could not complete the request")
+
+
+def _unavailable() -> PlatformError:
+    err = TemporarilyUnavailableError("a backing service is unavailable; try again shortly")
+    err.headers["Retry-After"] = "1"
+    return err
 
 
 def _from_framework(request: Request[Any, Any, Any], exc: HTTPException) -> PlatformError:
