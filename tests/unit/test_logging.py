@@ -77,3 +77,39 @@ def test_audit_events_are_written_even_when_the_log_level_is_warning(capsys) -> 
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert [line["event"] for line in lines] == ["user_role_set"]
     assert lines[0]["actor"] == "admin-cli" and lines[0]["audit"] is True and lines[0]["level"] == "info"
+
+
+class _Writes:
+    """A stderr that keeps each write apart, as an unbuffered stream hands each write to
+    the shared file or pipe (PYTHONUNBUFFERED: every write is a system call)."""
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_every_log_record_is_one_whole_line_in_one_write(monkeypatch) -> None:
+    """Two workers share stderr: a record written as two parts (the record, then its
+    newline) can have the other worker's record land between them."""
+    import logging
+
+    stream = _Writes()
+    monkeypatch.setattr("sys.stderr", stream)
+    configure_logging("info", "json")
+    get_logger("t").info("structlog_event", n=1)
+    get_logger("t").warning("structlog_warning", error="X")
+    logging.getLogger("granian").warning("a standard library record")
+    request_line(method="GET", path="/", status=200, ms=0.1)
+    assert len(stream.writes) == 4, stream.writes
+    for text in stream.writes:
+        assert text.endswith("\n") and text.count("\n") == 1, repr(text)
+        json.loads(text)

@@ -1,5 +1,9 @@
 """structlog set-up: JSON lines in production, pretty output in a terminal.
 
+Each record is written to stderr whole, newline included, in one write: the workers of
+a server share that stream, and a record written in two parts could be split by
+another's (one line holding two records).
+
 A request id is bound per request (see `web.RequestIdMiddleware`) through
 contextvars, so every event of a request carries it.
 """
@@ -92,7 +96,10 @@ def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | N
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=out),
+        # One write per record, the newline included: `print` (PrintLogger) writes the
+        # record and its newline apart, and with unbuffered output (PYTHONUNBUFFERED, as
+        # the image and the tests run) another worker's record could land between them.
+        logger_factory=structlog.WriteLoggerFactory(file=out),
         cache_logger_on_first_use=False,
     )
     # Quiet the access log of uvicorn; our middleware logs requests with their id.
