@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -149,3 +150,13 @@ def compose_migration_command() -> list[str]:
     command = yaml.safe_load(COMPOSE.read_text())["services"]["migrate"]["command"]
     assert command == MIGRATION_COMMAND, command
     return [sys.executable, *command[1:]]
+
+
+ASGI_MODULE = REPO / "platform" / "src" / "courseschool" / "platform" / "asgi.py"
+
+
+def documented_granian_commands() -> list[list[str]]:
+    """The granian command lines of platform/asgi.py's docstring, as an operator would
+    copy them (a line ending in a backslash goes on on the next)."""
+    text = ASGI_MODULE.read_text().replace("\\\n", " ")
+    return [shlex.split(ln) for ln in text.splitlines() if ln.strip().startswith("granian ")]

@@ -1,0 +1,232 @@
+"""Servers with two worker processes, under load, as production runs them:
+
+- a worker that dies (SIGKILL, as the OOM killer sends it) is replaced and the server
+  keeps answering, both under `serve` (what the image, compose and the k8s manifests
+  run) and under the granian command line that platform/asgi.py documents;
+- every line the workers write to their shared stderr is one whole JSON record.
+
+Over the session's Postgres and Redis; every load loop is bounded in count and time."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+import psutil
+import pytest
+import redis.asyncio as aioredis
+
+from ..deployment import documented_granian_commands
+from .servers import OwnRedis, free_port, server_folder
+
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+CALLBACK = "http://127.0.0.1:9/callback"
+
+
+@dataclass
+class Server:
+    base: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    headers: dict[str, str]
+
+    def workers(self) -> list[psutil.Process]:
+        """granian's worker processes: the children that serve (not multiprocessing's helpers)."""
+        children = psutil.Process(self.process.pid).children()
+        return [c for c in children if "resource_tracker" not in " ".join(c.cmdline())]
+
+    def tail(self, limit: int = 6000) -> str:
+        return self.log_path.read_text(errors="replace")[-limit:]
+
+
+def _environment(database_url: str, redis_url: str, kek: str, token: str, base: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RATE_", "GRANIAN_"))}
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        KEY_ENCRYPTION_KEY=kek,
+        INTERNAL_TOKEN=token,
+        BASE_URL=base,
+        RS_CLIENT_ID="resource-api",
+        RS_CLIENT_SECRET=secrets.token_urlsafe(32),
+        LOG_FORMAT="json",
+        PYTHONUNBUFFERED="1",  # as the image runs: every write goes straight to the shared stderr
+    )
+    return env
+
+
+@contextlib.contextmanager
+def _running(command: list[str], env: dict[str, str], base: str, log_path: Path, headers: dict[str, str]):
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    server = Server(base=base, process=process, log_path=log_path, headers=headers)
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            assert process.poll() is None, f"exited early:\n{server.tail()}"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/healthz", headers=headers, timeout=2.0).status_code == 200:
+                    if len(server.workers()) == 2:
+                        break
+            assert time.monotonic() < deadline, f"not up with two workers:\n{server.tail()}"
+            time.sleep(0.2)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def own_redis() -> Iterator[OwnRedis]:
+    folder = server_folder()
+    server = OwnRedis(folder)
+    try:
+        yield server
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def authz_serve(
+    database_url: str, own_redis: OwnRedis, kek: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """`python -m courseschool.authz serve --workers 2`, as the image runs it, over a Redis
+    of the module's own (the log test makes it refuse writes)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    token = secrets.token_urlsafe(32)
+    command = [sys.executable, "-m", "courseschool.authz", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    log_path = tmp_path_factory.mktemp("serve") / "authz.log"
+    env = _environment(database_url, own_redis.url, kek, token, base)
+    # Generous limits: the load comes from one address (the limits have tests of their own).
+    env.update(RATE_REGISTER_PER_IP="1000/60", RATE_AUTHORIZE_PER_IP="1000000/60")
+    with _running([*command, "--workers", "2"], env, base, log_path, {"Authorization": f"Bearer {token}"}) as server:
+        yield server
+
+
+async def _load(
+    server: Server, requests: int, paths: list[str], *, tasks: int = 12, seconds: float = 60.0
+) -> list[int | None]:
+    """`requests` GETs of `paths` in turn from `tasks` callers at once (bounded in time
+    too); the status of each (None: no answer, as when its worker was killed)."""
+    statuses: list[int | None] = []
+    deadline = time.monotonic() + seconds
+    left = iter(range(requests))
+
+    async def caller(http: httpx.AsyncClient) -> None:
+        for n in left:
+            if time.monotonic() > deadline:
+                return
+            try:
+                statuses.append((await http.get(paths[n % len(paths)])).status_code)
+            except httpx.HTTPError:
+                statuses.append(None)
+
+    async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as http:
+        await asyncio.gather(*(caller(http) for _ in range(tasks)))
+    return statuses
+
+
+async def _a_worker_killed_under_load_is_replaced(server: Server) -> None:
+    before = server.workers()
+    assert len(before) == 2, server.tail()
+    load = asyncio.create_task(_load(server, 4000, ["/api/oauth/jwks"], seconds=30.0))
+    await asyncio.sleep(1.0)
+    victim = before[0]
+    victim.send_signal(signal.SIGKILL)
+    statuses = await load
+    assert server.process.poll() is None, f"the server stopped when a worker died:\n{server.tail()}"
+    # Replaced: two workers again, the killed one not among them.
+    deadline = time.monotonic() + 30
+    while True:
+        workers = server.workers()
+        if len(workers) == 2 and victim.pid not in {w.pid for w in workers}:
+            break
+        assert time.monotonic() < deadline, f"the killed worker was not replaced: {workers}\n{server.tail()}"
+        assert server.process.poll() is None, f"the server stopped:\n{server.tail()}"
+        await asyncio.sleep(0.2)
+    assert 200 in statuses, statuses[:50]
+    # Served after: every request answered, by both workers' replacements alike.
+    async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as http:
+        after = [(await http.get("/healthz", headers=server.headers)).status_code for _ in range(50)]
+    assert after == [200] * 50, after
+
+
+async def test_log_records_are_whole_json_lines_with_two_workers_under_load(
+    authz_serve: Server, own_redis: OwnRedis
+) -> None:
+    """Both workers write records besides the request line at the same time: sign-ins
+    started while Redis refuses writes (out of memory) log why they were refused."""
+    async with httpx.AsyncClient(base_url=authz_serve.base, timeout=10.0) as http:
+        reg = await http.post("/api/oauth/register", json={"redirect_uris": [CALLBACK]})
+    assert reg.status_code == 201, reg.text
+    authorize = "/oauth/authorize?" + urlencode(
+        {
+            "response_type": "code",
+            "client_id": reg.json()["client_id"],
+            "redirect_uri": CALLBACK,
+            "scope": "openid",
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        }
+    )
+    admin = aioredis.from_url(own_redis.url)
+    try:
+        await admin.config_set("maxmemory-policy", "noeviction")
+        await admin.config_set("maxmemory", "1")
+        statuses = await _load(authz_serve, 5000, ["/api/oauth/jwks", authorize])
+    finally:
+        await admin.config_set("maxmemory", "0")
+        await admin.aclose()
+    assert len(statuses) > 1000 and set(statuses) == {200, 503}, set(statuses)
+    lines = authz_serve.log_path.read_text().splitlines()
+    assert len(lines) > len(statuses), "each request logs its line, refused sign-ins a record more"
+    broken = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            assert isinstance(record, dict) and "event" in record
+        except (ValueError, AssertionError):
+            broken.append(line[:300])
+    assert not broken, f"{len(broken)} of {len(lines)} lines are not one JSON record:\n" + "\n".join(broken[:5])
+
+
+async def test_a_killed_worker_is_replaced_under_serve(authz_serve: Server) -> None:
+    await _a_worker_killed_under_load_is_replaced(authz_serve)
+
+
+async def test_a_killed_worker_is_replaced_under_the_documented_granian_command(
+    database_url: str, redis_url: str, kek: str, tmp_path: Path
+) -> None:
+    (command,) = documented_granian_commands()
+    assert command[0] == "granian" and command[-1] == "courseschool.platform.asgi:app", command
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    token = secrets.token_urlsafe(32)
+    granian = str(Path(sys.executable).parent / "granian")
+    command = [granian, *command[1:-1], "--workers", "2", "--host", "127.0.0.1", "--port", str(port), command[-1]]
+    env = _environment(database_url, redis_url, kek, token, base)
+    with _running(command, env, base, tmp_path / "asgi.log", {"Authorization": f"Bearer {token}"}) as server:
+        await _a_worker_killed_under_load_is_replaced(server)
