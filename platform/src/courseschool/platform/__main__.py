@@ -205,6 +205,7 @@ def run_platform(args: argparse.Namespace) -> int:
     from courseschool.common.secrets import new_token
 
     from .embedded import EmbeddedServers, read_or_create_secret
+    from .instance import InstanceRefused, claim, ensure_port_free
 
     overrides: dict[str, Any] = {}
     if args.port is not None:
@@ -218,6 +219,11 @@ def run_platform(args: argparse.Namespace) -> int:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     data_dir = Path(settings.data_dir)
+    try:  # before anything is started: another `run` on this data folder, a busy port
+        instance = claim(data_dir, host=settings.host, port=settings.port, base_url=settings.base_url)
+    except InstanceRefused as exc:
+        print(f"courseschool.platform: {exc}", file=sys.stderr)
+        return 1
     servers = EmbeddedServers(data_dir)
     signals = StartUpSignals()
     limits = {name: os.environ.setdefault(name, value) for name, value in DEVELOPMENT_LIMITS.items()}
@@ -262,14 +268,19 @@ def run_platform(args: argparse.Namespace) -> int:
         )
         # The production server (granian, as `serve`): one worker process builds the app;
         # this process keeps the embedded servers and stops them once granian has stopped.
+        ensure_port_free(settings.host, settings.port)  # again: taken while we started?
         serve_app(partial(_worker_app, shared), host=settings.host, port=settings.port, stop_on_hangup=True)
     except KeyboardInterrupt:
         pass
+    except InstanceRefused as exc:
+        print(f"courseschool.platform: {exc}", file=sys.stderr)
+        return 1
     finally:
         signals.ignore()
         if running is not None:
             running.unlink(missing_ok=True)
         servers.stop()
+        instance.release()
     return 0
 
 
