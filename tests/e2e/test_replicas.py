@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import json
 import secrets
+import time
 from urllib.parse import urlencode
 
 import httpx
 
-from .conftest import CallbackServer, Platform
+from .conftest import CallbackServer, Platform, admin_cli
 from .support import Human, query_of
 
 
@@ -128,3 +130,54 @@ async def test_revocation_racing_refreshes_across_replicas_leaves_nothing_alive(
                 assert (await _refresh(http, platform.base_url, reg, body["refresh_token"])).status_code == 400
                 assert await _userinfo(http, platform_b.address, body["access_token"]) == 401
             assert await _userinfo(http, platform.base_url, tokens["access_token"]) == 401
+
+
+def _header(jwt: str) -> dict:
+    head = jwt.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+
+
+def _reloads(p: Platform) -> int:
+    """How many times the platform's authorization server reloaded its keys when told."""
+    return sum('"event":"signing_keys_reloaded"' in line for line in p.output().splitlines())
+
+
+async def test_an_immediate_key_rotation_signs_the_next_token_with_the_new_key_on_every_replica(
+    platform: Platform,
+    platform_b: Platform,
+    callback_server: CallbackServer,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """`admin keys rotate --immediate` (a key that must stop signing now) tells every
+    running server over Redis; each reloads its keys then, not at its next
+    KEY_RELOAD_INTERVAL (60 s), and the next token it issues carries the new kid."""
+    replicas = (platform, platform_b)
+    async with httpx.AsyncClient(timeout=15) as http:
+        reg, tokens = await _tokens_across(platform, platform_b, callback_server, http)
+        old = _header(tokens["access_token"])
+        reloads = [_reloads(p) for p in replicas]
+        out = await asyncio.to_thread(
+            admin_cli, database_url, redis_url, kek, "--json", "keys", "rotate", "--alg", old["alg"], "--immediate"
+        )
+        rotated = json.loads(out)
+        (new_kid,) = [k["kid"] for k in rotated["keys"] if k["alg"] == old["alg"] and k["state"] == "active"]
+        assert new_kid != old["kid"]
+        # Each replica reloads when told (bounded wait: the telling is asynchronous).
+        deadline = time.monotonic() + 15
+        while any(_reloads(p) <= before for p, before in zip(replicas, reloads, strict=True)):
+            assert time.monotonic() < deadline, "a replica was not told of the rotation"
+            await asyncio.sleep(0.1)
+        latest = tokens["refresh_token"]
+        for replica in replicas:
+            at = replica.address
+            keys = (await http.get(f"{at}/api/oauth/jwks")).json()["keys"]
+            assert new_kid in {k["kid"] for k in keys}
+            refreshed = await _refresh(http, at, reg, latest)
+            assert refreshed.status_code == 200, refreshed.text
+            latest = refreshed.json()["refresh_token"]
+            access = refreshed.json()["access_token"]
+            assert _header(access)["kid"] == new_kid, (replica.address, _header(access))
+            assert await _userinfo(http, at, access) == 200
+        assert rotated["servers_told"] >= len(replicas)  # both replicas (and any other server on this Redis)

@@ -3,8 +3,11 @@ key until its tokens expired, the same active key on every replica."""
 
 from __future__ import annotations
 
+import asyncio
+
 from courseschool.authz.app import create_app
 from courseschool.authz.components import Components
+from courseschool.authz.endpoints.admin import AdminService
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.jose import unverified_header
 
@@ -93,6 +96,29 @@ async def test_every_replica_signs_with_the_same_key(flow: Flow, authz_settings,
         assert first.keys.ring.active_kid("ES256") != second.keys.ring.active_kid("ES256")
         await second.keys.maintain()  # its periodic reload
         assert first.keys.ring.active_kid("ES256") == second.keys.ring.active_kid("ES256")
+
+
+async def test_a_replica_told_of_an_immediate_rotation_signs_with_the_new_key_at_once(
+    flow: Flow, authz_settings, clock
+) -> None:
+    """`keys rotate --immediate` (here through the admin service both the CLI and the API
+    use) tells every running replica over Redis: the other one reloads now, not at its
+    next KEY_RELOAD_INTERVAL, and its next token carries the new kid."""
+    await _fresh_keys(flow)
+    async with serve(create_app(authz_settings, clock=clock)) as other_client:
+        second = _service(other_client)
+        before = second.keys.ring.active_kid("ES256")
+        result = await AdminService(_service(flow.client), actor="admin-cli").rotate_key("ES256", immediate=True)
+        new = _service(flow.client).keys.ring.active_kid("ES256")
+        assert new != before
+        for _ in range(100):  # told asynchronously: a bounded wait, far under the reload interval
+            if second.keys.ring.active_kid("ES256") == new:
+                break
+            await asyncio.sleep(0.05)
+        assert second.keys.ring.active_kid("ES256") == new
+        tokens = await Flow(other_client, flow.pool, flow.redis).tokens()
+        assert unverified_header(tokens["access_token"])["kid"] == new
+        assert result["servers_told"] >= 2  # both apps (and any other server on this Redis)
 
 
 async def test_concurrent_start_ups_make_one_active_key_per_algorithm(flow: Flow, authz_settings, clock) -> None:

@@ -19,6 +19,7 @@ from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
 from .endpoints.maintenance import maintenance_loop
+from .keys import KeyChangeFeed
 from .settings import AuthzSettings
 from .web import (
     admin,
@@ -89,10 +90,14 @@ def create_app(
                 components.webhook.start()
             app.state.authz = components
             maintenance = asyncio.create_task(maintenance_loop(components))
+            assert settings.redis_url  # backing_services refuses to start without it
+            key_changes = KeyChangeFeed(components.keys, settings.redis_url)
+            key_changes.start()
             try:
                 yield
             finally:
                 maintenance.cancel()
+                await key_changes.stop()
                 await components.events.close()
                 await components.activity.aclose()
                 if components.webhook is not None:

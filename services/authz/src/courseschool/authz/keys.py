@@ -4,19 +4,35 @@ Loaded at start (with Postgres down the service starts anyway, not ready, and th
 maintenance loop loads them once it is back), then reloaded every
 KEY_RELOAD_INTERVAL after the due rotation steps, so every replica signs with the
 key every other replica signs with.
+
+A rotation made on demand (`admin keys rotate`, above all `--immediate` for a key that
+must stop signing now) is announced on the Redis channel `courseschool:signing-keys`,
+beside the revocations' channel: every running replica listens and reloads at once, and
+reloads again each time it subscribes anew (an announcement made while it was not
+listening is not lost for long). Redis may lose an announcement; the reload every
+KEY_RELOAD_INTERVAL stays the bound.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import asyncpg
+import redis.asyncio as aioredis
+import redis.exceptions
+from redis.asyncio.client import PubSub
 
 from courseschool.common.errors import TemporarilyUnavailableError
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import SIGNING_KEY_ACTIVATED
+from courseschool.common.redis import create_redis
 
 from .storage.keys import KeyRing, PgKeyStore
 
 log = get_logger(__name__)
+
+CHANNEL = "courseschool:signing-keys"
 
 
 class SigningKeys:
@@ -51,3 +67,91 @@ class SigningKeys:
             self._ring = self._loaded(await self.store.ensure_active())
         await self.store.maintain()
         self._ring = self._loaded(await self.store.load())
+
+    async def reload(self) -> None:
+        """Load the key set again now (told of a rotation); on failure keep the last one:
+        the maintenance loop tries again."""
+        if self._ring is None:
+            return  # not loaded yet: the maintenance loop loads it
+        try:
+            self._ring = self._loaded(await self.store.load())
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("signing_keys_reload_failed", error=type(exc).__name__)
+            return
+        log.info("signing_keys_reloaded")
+
+
+async def announce_key_change(client: aioredis.Redis) -> int:
+    """Tell every running replica that the key set changed; how many servers heard it
+    (0 if Redis could not carry it: they reload within KEY_RELOAD_INTERVAL)."""
+    try:
+        return int(await client.publish(CHANNEL, b"reload"))
+    except (redis.exceptions.RedisError, OSError) as exc:
+        log.warning("signing_key_announcement_failed", error=type(exc).__name__)
+        return 0
+
+
+class KeyChangeFeed:
+    """Reloads the keys each time a change is announced, from `start` to `stop`.
+
+    Reads its subscription on the connection itself: redis-py's reader would reconnect
+    and subscribe again unseen, missing what was announced in between. Without Redis it
+    tries again after `retry` seconds, doubling up to thirty."""
+
+    def __init__(self, keys: SigningKeys, redis_url: str, *, retry: float = 1.0) -> None:
+        self._keys = keys
+        # A client of its own: its subscription's connection, lost and given back when
+        # Redis restarts, must not change which of the shared pool's connections the
+        # requests use (one closed by the restart fails the request that takes it).
+        self._client = create_redis(redis_url)
+        self._retry = retry
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        # The flag as well as the cancellation: the Redis client can swallow a
+        # cancellation that lands inside one of its own time-outs.
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task], timeout=3)
+        with contextlib.suppress(Exception):
+            await self._client.aclose()
+
+    async def _run(self) -> None:
+        delay = self._retry
+        while not self._stopping:
+            pubsub = self._client.pubsub()
+            listening = False
+            try:
+                await pubsub.subscribe(CHANNEL)
+                listening, delay = True, self._retry
+                await self._keys.reload()  # whatever changed while this process was not listening
+                await self._follow(pubsub)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever broke the subscription: subscribe again
+                if listening:  # once per loss, not once per attempt while Redis is away
+                    log.warning("signing_key_feed_lost", error=type(exc).__name__)
+            finally:
+                with contextlib.suppress(Exception):  # closing a connection that is already gone
+                    await pubsub.aclose()
+            if not self._stopping:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    async def _follow(self, pubsub: PubSub) -> None:
+        connection = pubsub.connection
+        assert connection is not None  # subscribed
+        while not self._stopping:
+            if not connection.is_connected:
+                raise ConnectionError("the connection closed")
+            response = await connection.read_response(timeout=0.25, disconnect_on_error=False, push_request=True)
+            if response is None:
+                continue
+            message = await pubsub.handle_message(response, ignore_subscribe_messages=True)
+            if message is not None and message.get("type") == "message":
+                await self._keys.reload()

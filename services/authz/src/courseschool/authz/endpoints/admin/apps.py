@@ -9,6 +9,7 @@ from courseschool.common.errors import InvalidRequestError, NotFoundError
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
 
+from ...keys import announce_key_change
 from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
 from ...protocol.registration import GRANT_TYPES, SECRET_METHODS
 from ..maintenance import remove_unused_clients
@@ -131,6 +132,16 @@ class AppsAdmin(AdminBase):
             raise InvalidRequestError("alg must be ES256 or RS256")
         done = await self.c.keys.store.rotate_now(alg, immediate=immediate)
         await self.c.keys.maintain()
+        # Every running replica reloads its keys when told (keys.KeyChangeFeed);
+        # those not told (Redis down) within KEY_RELOAD_INTERVAL.
+        told = await announce_key_change(self.c.redis)
         await self._audit("signing_key_rotation", alg=alg, immediate=immediate, steps=done)
         signs_from = await self._next_key_signs_from(alg)
-        return {"alg": alg, "steps": done, "next_key_signs_from": signs_from, "keys": await self.list_keys()}
+        return {
+            "alg": alg,
+            "steps": done,
+            "next_key_signs_from": signs_from,
+            "servers_told": told,
+            "others_reload_within_seconds": self.c.settings.key_reload_interval,
+            "keys": await self.list_keys(),
+        }
