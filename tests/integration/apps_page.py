@@ -14,14 +14,20 @@ from .flow import BASE_URL, Flow
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 REMOVE = re.compile(r'action="/oauth/apps/([^/"]+)/remove"')
+FIREFOX_LINUX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+SAFARI_MAC = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.5 Safari/605.1.15"
+)
 
 
 @asynccontextmanager
-async def browser(flow: Flow, address: str = "127.0.0.1") -> AsyncIterator[Flow]:
-    """Another browser (its own cookies) at `address`, on the same running app."""
+async def browser(flow: Flow, address: str = "127.0.0.1", agent: str | None = None) -> AsyncIterator[Flow]:
+    """Another browser (its own cookies) at `address`, saying it is `agent`, on the same running app."""
     app = flow.client.app  # type: ignore[attr-defined]
     transport = httpx.ASGITransport(app=app, client=(address, 40000))
-    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+    headers = {"User-Agent": agent} if agent else None
+    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers=headers) as client:
         client.app = app  # type: ignore[attr-defined]
         yield Flow(client, flow.pool, flow.redis)
 

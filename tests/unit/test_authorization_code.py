@@ -10,7 +10,7 @@ import pytest
 
 from courseschool.authz.protocol.context import TokenContext
 from courseschool.authz.protocol.grants.authorization_code import exchange_code
-from courseschool.authz.protocol.models import AuthorizationCode, Grant, User
+from courseschool.authz.protocol.models import AuthorizationCode, EndedGrant, Grant, User
 from courseschool.authz.protocol.token_request import TokenForm
 from courseschool.authz.protocol.tokens import TokenPolicy
 from courseschool.common.clock import FrozenClock
@@ -22,6 +22,7 @@ VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"  # RFC 7636 Appendix B;
 RESOURCE = "http://127.0.0.1:8000"
 CODE = "the-code"
 NOW = 1_700_000_030  # make_code expires at 1_700_000_060
+GRANTS_PER_APP = 10
 
 
 class Codes:
@@ -33,23 +34,36 @@ class Codes:
 
 
 class Grants:
-    def __init__(self, *, redeem_result: bool = True, earlier: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, redeem_result: bool = True, ended: tuple[EndedGrant, ...] = ()) -> None:
         self.redeem_result = redeem_result
-        self.earlier = list(earlier)
+        self.ended = list(ended)
         self.revoked: list[tuple[str, str]] = []
+        self.announced: list[tuple[str, str]] = []
         self.redeemed: list[dict[str, Any]] = []
 
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
         self.revoked.append((grant_id, reason))
 
+    async def announce_ended(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
+        self.announced.append((grant_id, reason))
+
     async def redeem_code(
-        self, *, code: str, refresh_token: str | None, scope: str, resource: str, now: int, dpop_jkt: str | None = None
-    ) -> list[str] | None:
+        self,
+        *,
+        code: str,
+        refresh_token: str | None,
+        scope: str,
+        resource: str,
+        now: int,
+        grants_per_app: int,
+        dpop_jkt: str | None = None,
+    ) -> list[EndedGrant] | None:
         redeemed = {"code": code, "refresh_token": refresh_token, "scope": scope, "resource": resource, "now": now}
+        assert grants_per_app == GRANTS_PER_APP
         if dpop_jkt is not None:
             redeemed["dpop_jkt"] = dpop_jkt
         self.redeemed.append(redeemed)
-        return self.earlier if self.redeem_result else None
+        return self.ended if self.redeem_result else None
 
 
 class Users:
@@ -66,9 +80,9 @@ def setup(
     user: User | None = None,
     redeem_result: bool = True,
     now: int = NOW,
-    earlier: tuple[str, ...] = (),
+    ended: tuple[EndedGrant, ...] = (),
 ) -> tuple[TokenContext, Grants, RecordingSigner]:
-    grants = Grants(redeem_result=redeem_result, earlier=earlier)
+    grants = Grants(redeem_result=redeem_result, ended=ended)
     code = code if code is not None else make_code()
     if grant is not None or user is not None:
         code = msgspec.structs.replace(code, grant=grant or code.grant, user=user or code.user)
@@ -87,6 +101,7 @@ def setup(
         refresh_idle_ttl=86400,
         refresh_absolute_ttl=7 * 86400,
         refresh_grace=10,
+        grants_per_app=GRANTS_PER_APP,
     )
     return ctx, grants, signer
 
@@ -203,17 +218,21 @@ async def test_failed_check_consumes_nothing_and_revokes_nothing(
     assert signer.access_claims == []
 
 
-async def test_a_new_approval_replaces_the_grants_before_it() -> None:
-    ctx, grants, _ = setup(earlier=("grant-0", "grant-00"))
+async def test_the_grants_the_redemption_ended_are_announced_not_revoked_again() -> None:
+    """The store ends them in the redemption's own statement; the exchange only sends the
+    audit events and the revocation feed."""
+    ended = (EndedGrant(grant_id="grant-0", reason="replaced"), EndedGrant(grant_id="grant-00", reason="superseded"))
+    ctx, grants, _ = setup(ended=ended)
     await exchange_code(form(), make_client(), ctx)
-    assert grants.revoked == [("grant-0", "replaced"), ("grant-00", "replaced")]
+    assert grants.announced == [("grant-0", "replaced"), ("grant-00", "superseded")]
+    assert grants.revoked == []
 
 
-async def test_a_refused_exchange_replaces_nothing() -> None:
-    ctx, grants, _ = setup(earlier=("grant-0",))
+async def test_a_refused_exchange_ends_nothing() -> None:
+    ctx, grants, _ = setup(ended=(EndedGrant(grant_id="grant-0", reason="superseded"),))
     with pytest.raises(InvalidGrantError):
         await exchange_code(form(code_verifier="x" * 43), make_client(), ctx)
-    assert grants.revoked == []
+    assert grants.revoked == [] and grants.announced == [] and grants.redeemed == []
 
 
 JKT = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"

@@ -182,4 +182,5 @@ class Components:
             refresh_idle_ttl=self.settings.refresh_token_idle_ttl,
             refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
             refresh_grace=self.settings.refresh_token_grace,
+            grants_per_app=self.settings.grants_per_app,
         )

@@ -34,6 +34,9 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     refresh_token_absolute_ttl: int = 90 * 86400
     # An immediate retry with a just-rotated refresh token gets the same answer back.
     refresh_token_grace: int = 10
+    # One grant per sign-in: a user may hold this many live grants of one client (one per
+    # computer or browser they signed in on); one more ends the least recently used.
+    grants_per_app: int = 10
     # Signing keys: each signs for KEY_ROTATION_INTERVAL; its successor is published
     # KEY_PUBLISH_LEAD before it signs; replicas reload keys every KEY_RELOAD_INTERVAL.
     key_rotation_interval: int = 30 * 86400
@@ -139,6 +142,7 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             "login_source_threshold",
             "login_account_ceiling",
             "login_slow_cooldown",
+            "grants_per_app",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.upper()} must be positive")

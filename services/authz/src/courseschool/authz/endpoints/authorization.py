@@ -25,7 +25,7 @@ from ..storage.interactions import Interaction
 
 
 async def start_authorization(
-    c: Components, params: Params, session_id: str | None, *, ip: str
+    c: Components, params: Params, session_id: str | None, *, ip: str, agent: str | None = None
 ) -> tuple[Interaction, str] | str:
     """The new interaction and its browser-binding value, or the URL to send the
     browser to. Raises UnsafeRequestError (a page) or AuthorizationError (a redirect);
@@ -44,7 +44,7 @@ async def start_authorization(
     usable = session is not None and session_usable(request, auth_time=session.auth_time, now=now)
     if session is not None and usable and "consent" not in request.prompt:
         location = await _remembered(
-            c, client, request, session.user_id, session.auth_time, ip=ip, session_id=session_id
+            c, client, request, session.user_id, session.auth_time, ip=ip, agent=agent, session_id=session_id
         )
         if location is not None:
             return location
@@ -72,6 +72,7 @@ async def _remembered(
     auth_time: int,
     *,
     ip: str,
+    agent: str | None,
     session_id: str | None,
 ) -> str | None:
     """Only administrator-made integrations may skip the consent page."""
@@ -85,7 +86,7 @@ async def _remembered(
     if not granted or not set(granted) <= set(remembered.split()):
         return None
     audit("consent_remembered", actor="user", subject=user_id, client_id=client.client_id)
-    return await issue_code(c, client, user, request, auth_time, granted, ip=ip, session_id=session_id)
+    return await issue_code(c, client, user, request, auth_time, granted, ip=ip, agent=agent, session_id=session_id)
 
 
 async def issue_code(
@@ -97,10 +98,12 @@ async def issue_code(
     granted: list[str],
     *,
     ip: str,
+    agent: str | None = None,
     session_id: str | None = None,
 ) -> str:
-    """Record the grant and its code (stored as a hash), and the address the approval
-    came from (`ip`, for the user's connected-apps page); the URL back to the client.
+    """Record the grant and its code (stored as a hash), and the address and browser the
+    approval came from (`ip`; `agent`, the short form of its User-Agent: for the user's
+    connected-apps page); the URL back to the client.
     A metadata document's client is recorded first: the grant refers to it. The person
     is told of the connection on their next page in another session (`session_id`:
     the sign-in session the approval was made in)."""
@@ -124,6 +127,7 @@ async def issue_code(
         code_expires_at=now + c.settings.code_ttl,
         now=now,
         created_from=ip,
+        created_agent=agent,
         dpop_jkt=request.dpop_jkt,
     )
     await c.notices.add(user_id=user.id, grant_id=grant.id, now=now, session_id=session_id)

@@ -194,11 +194,12 @@ async def decide(
     ip: str,
     kept: list[str] | None = None,
     session_id: str | None = None,
+    agent: str | None = None,
 ) -> str:
-    """Finish the interaction (once); return the URL to send the browser to. `ip`: the
-    address the approval came from, recorded with the grant. `kept`: the scopes the
-    person left ticked (None: the form offered no choice). The approval grants at most
-    what the consent page showed (`approved_scope`)."""
+    """Finish the interaction (once); return the URL to send the browser to. `ip` and
+    `agent`: the address and browser the approval came from, recorded with the grant.
+    `kept`: the scopes the person left ticked (None: the form offered no choice). The
+    approval grants at most what the consent page showed (`approved_scope`)."""
     pending = await c.interactions.get(uid)
     if pending is not None and pending.shown is None and approve:
         raise InvalidRequestError(
@@ -228,7 +229,9 @@ async def decide(
         return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))
-    return await issue_code(c, client, user, request, interaction.auth_time, granted, ip=ip, session_id=session_id)
+    return await issue_code(
+        c, client, user, request, interaction.auth_time, granted, ip=ip, agent=agent, session_id=session_id
+    )
 
 
 async def notices_for(c: Components, user_id: str, session_id: str | None) -> list[Notice]:

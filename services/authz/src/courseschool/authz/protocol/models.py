@@ -57,6 +57,14 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
     dpop_jkt: str | None = None  # RFC 9449 §5: the key its refresh tokens are bound to
 
 
+class EndedGrant(msgspec.Struct, frozen=True, kw_only=True):
+    """A grant a code exchange ended in its own statement: `replaced` (a new sign-in bound
+    to the same DPoP key: the same install) or `superseded` (past GRANTS_PER_APP)."""
+
+    grant_id: str
+    reason: str
+
+
 class AuthorizationCode(msgspec.Struct, frozen=True, kw_only=True):
     grant: Grant  # the approval the code stands for (its client, user, scope, resource)
     user: User  # the grant's user as it is now, read with the code (one round trip)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Protocol
 
-from .models import AccessTokenHolder, AuthorizationCode, Client, Grant, RefreshToken, User
+from .models import AccessTokenHolder, AuthorizationCode, Client, EndedGrant, Grant, RefreshToken, User
 
 
 class ClientStore(Protocol):
@@ -47,12 +47,14 @@ class GrantStore(Protocol):
         scope: str,
         resource: str,
         now: int,
+        grants_per_app: int,
         dpop_jkt: str | None = None,
-    ) -> list[str] | None:
+    ) -> list[EndedGrant] | None:
         """Consume the code atomically, recording the first refresh token (and the DPoP
         key the grant's refresh tokens are bound to) in the same transaction; None when
-        the code was used already, else the other live grants of the same user and
-        client made before the code's (the new approval replaces them)."""
+        the code was used already. The user's other live grants of the client stay, but
+        for those the same transaction ends and returns: any bound to the same DPoP key
+        (`replaced`) and the least recently used beyond `grants_per_app` (`superseded`)."""
 
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         """Bind an unbound grant's refresh tokens to `jkt`; the key bound afterwards."""
@@ -62,6 +64,10 @@ class Revoker(Protocol):
     """Revocation: written to Postgres first, then fanned out to resource servers."""
 
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None: ...
+
+    async def announce_ended(self, grant_id: str, *, reason: str) -> None:
+        """A grant another statement ended (a code exchange's): the audit event and the
+        fan-out to resource servers that `revoke_grant` sends after its own write."""
 
     async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None: ...
 

@@ -14,7 +14,7 @@ import msgspec
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AccessTokenHolder, AuthorizationCode, Grant, RefreshToken
+from ..protocol.models import AccessTokenHolder, AuthorizationCode, EndedGrant, Grant, RefreshToken
 from ..protocol.ports import Rotation
 from .users import user_columns, user_from
 
@@ -45,8 +45,9 @@ FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
 WHERE g.id = $1
 """
 _INSERT_GRANT = f"""
-INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at, created_from)
-VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9)
+INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at, created_from,
+                          created_agent)
+VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9, $10)
 RETURNING {_GRANT_COLUMNS}
 """
 _INSERT_CODE = """
@@ -62,12 +63,27 @@ FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id JOIN authz_users u O
 WHERE c.code_hash = $1
 """
 # One statement, so atomic without a transaction (one round trip): the code is
-# consumed, its refresh token recorded and the grant marked used together, or none of
-# it happens. The grant row is touched only after the code row (through `consumed`),
-# as the refresh token's foreign-key check already does; nothing locks a grant and
-# then its code except deleting a client, whose cascade the foreign key faces anyway.
-# When a DPoP key is bound at /authorize, the grant is bound to it in the same statement,
-# which also names the user's earlier live grants of the same client (to be replaced).
+# consumed, its refresh token recorded, the grant marked used (and bound to the DPoP key
+# of the exchange's proof, for a public client) and the sign-ins it ends ended together,
+# or none of it happens.
+#
+# One grant per sign-in: the user's other live grants of the same client stay, with two
+# exceptions ended here. A grant bound to the same DPoP key as this one (`dpop_jkt`,
+# RFC 9449 §5: the same install asking again, a step-up) is `replaced`; past
+# GRANTS_PER_APP ($7) live grants of the user and client, the least recently used are
+# `superseded`. Only grants whose code was exchanged count (`last_used_at` is set by
+# every exchange and rotation): an approval never exchanged holds nothing.
+#
+# Lock order. The grant row is touched only after the code row (through `consumed`),
+# as the refresh token's foreign-key check already does; nothing locks a grant and then
+# its code except deleting a client, whose cascade the foreign key faces anyway. The
+# grants ended are locked after that, in id order (`locked`), and only grants another
+# exchange already committed qualify (a grant being exchanged has no `last_used_at` in
+# anyone else's snapshot): two exchanges never wait on each other's own grant, and lock
+# the grants they end in the same order. A rotation locks one grant and then its tokens,
+# a revocation one grant: neither waits on a lock an exchange holds while holding one it
+# wants. Two exchanges at the bound at once may each leave the other's grant live: the
+# bound is then passed by one until the next exchange.
 _REDEEM_CODE = """
 WITH consumed AS (
     UPDATE authz_codes SET consumed_at = now()
@@ -79,12 +95,29 @@ WITH consumed AS (
 ), used AS (
     UPDATE authz_grants SET last_used_at = to_timestamp($5), dpop_jkt = COALESCE($6::text, dpop_jkt)
     WHERE id IN (SELECT grant_id FROM consumed)
-    RETURNING id, user_id, client_id, created_at
+    RETURNING id, user_id, client_id, dpop_jkt
+), others AS (
+    SELECT e.id, COALESCE(e.dpop_jkt = u.dpop_jkt, false) AS same_key, e.last_used_at
+    FROM authz_grants e JOIN used u ON e.user_id = u.user_id AND e.client_id = u.client_id AND e.id <> u.id
+    WHERE e.revoked_at IS NULL AND e.last_used_at IS NOT NULL
+), ranked AS (
+    SELECT id, same_key, row_number() OVER (PARTITION BY same_key ORDER BY last_used_at DESC, id) AS recency
+    FROM others
+), ending AS (
+    SELECT id, CASE WHEN same_key THEN 'replaced' ELSE 'superseded' END AS reason
+    FROM ranked WHERE same_key OR recency >= $7::int
+), locked AS (
+    SELECT g.id FROM authz_grants g
+    WHERE g.id IN (SELECT id FROM ending) AND g.revoked_at IS NULL
+    ORDER BY g.id FOR UPDATE
+), ended AS (
+    UPDATE authz_grants g SET revoked_at = now(), revoke_reason = n.reason
+    FROM ending n
+    WHERE g.id = n.id AND g.id IN (SELECT id FROM locked) AND g.revoked_at IS NULL
+    RETURNING g.id::text AS id, n.reason
 )
 SELECT EXISTS (SELECT 1 FROM consumed) AS consumed,
-       ARRAY(SELECT e.id::text FROM authz_grants e JOIN used u
-             ON e.user_id = u.user_id AND e.client_id = u.client_id AND e.id <> u.id
-             WHERE e.revoked_at IS NULL AND e.created_at <= u.created_at) AS earlier
+       COALESCE((SELECT json_agg(json_build_array(id, reason) ORDER BY id) FROM ended)::text, '[]') AS ended
 """
 # What a user has let a client do so far: whether any grant was ever made, and the
 # scopes of the live ones (the consent page tells what is new).
@@ -211,6 +244,7 @@ class PgGrantStore:
         code_expires_at: int,
         now: int,
         created_from: str,
+        created_agent: str | None = None,
         dpop_jkt: str | None = None,
     ) -> Grant:
         async with self._pool.acquire() as conn, conn.transaction():
@@ -225,6 +259,7 @@ class PgGrantStore:
                 auth_time,
                 now,
                 created_from,
+                created_agent,
             )
             await conn.execute(
                 _INSERT_CODE,
@@ -292,11 +327,14 @@ class PgGrantStore:
         scope: str,
         resource: str,
         now: int,
+        grants_per_app: int,
         dpop_jkt: str | None = None,
-    ) -> list[str] | None:
+    ) -> list[EndedGrant] | None:
         new = digest(refresh_token) if refresh_token is not None else None
-        row = await self._pool.fetchrow(_REDEEM_CODE, digest(code), new, scope, resource, now, dpop_jkt)
-        return list(row["earlier"]) if row["consumed"] else None
+        row = await self._pool.fetchrow(_REDEEM_CODE, digest(code), new, scope, resource, now, dpop_jkt, grants_per_app)
+        if not row["consumed"]:
+            return None
+        return [EndedGrant(grant_id=i, reason=r) for i, r in msgspec.json.decode(row["ended"])]
 
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         return await self._pool.fetchval(_BIND_DPOP_KEY, uuid.UUID(grant_id), jkt)

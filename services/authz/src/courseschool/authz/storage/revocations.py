@@ -24,8 +24,9 @@ log = get_logger(__name__)
 
 # A revoked grant also ends the consent its user gave that client (remembered only for
 # integrations): revoking must never be undone by a silent `prompt=none`. A grant
-# replaced by a newer approval of the same user and client keeps it (the approval that
-# replaced it wrote it).
+# replaced or superseded by a newer sign-in of the same user and client keeps it (the
+# approval that ended it wrote it); those are ended by the code exchange's own statement
+# (`storage/grants.py`, `_REDEEM_CODE`) and only announced here.
 _REVOKE_GRANT = """
 WITH revoked AS (
     UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
@@ -47,6 +48,7 @@ _ACTORS = {
     "code_reused": "system",
     "refresh_reused": "system",
     "replaced": "system",
+    "superseded": "system",
     "revoked_by_client": "client",
     "revoked_by_user": "user",
     "removed_by_user": "user",
@@ -63,6 +65,9 @@ class PgRedisRevoker:
 
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
         await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason)
+        await self.announce_ended(grant_id, reason=reason)
+
+    async def announce_ended(self, grant_id: str, *, reason: str) -> None:
         audit("grant_revoked", actor=_ACTORS.get(reason, "admin"), grant_id=grant_id, reason=reason)
         await self._publish(grant_key(grant_id), self._grant_visibility, RevocationEvent(grant_id=grant_id))
 

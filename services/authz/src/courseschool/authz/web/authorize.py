@@ -14,7 +14,7 @@ from litestar import Request, Response, get, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints.authorization import start_authorization
-from .http import Authz, client_ip, multi
+from .http import Authz, client_agent, client_ip, multi
 from .interaction import binding_cookie, session_cookie_name
 from .pages import see_other
 
@@ -26,7 +26,7 @@ async def authorize(request: Request[Any, Any, Any], authz: Authz) -> Response[A
     else:
         params = multi(request.query_params.multi_items())
     session_id = request.cookies.get(session_cookie_name(authz.settings))
-    started = await start_authorization(authz, params, session_id, ip=client_ip(request))
+    started = await start_authorization(authz, params, session_id, ip=client_ip(request), agent=client_agent(request))
     if isinstance(started, str):  # remembered consent: straight back to the client
         return see_other(started)
     interaction, binding = started

@@ -14,6 +14,7 @@ from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import check_internal, json_response, no_store_json
 
 from ..components import Components
+from .user_agent import short_user_agent
 
 Authz = NamedDependency[Components]
 
@@ -47,9 +48,15 @@ def client_ip(request: Request[Any, Any, Any]) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def client_agent(request: Request[Any, Any, Any]) -> str | None:
+    """The caller's browser in a few words ("Firefox on Linux"); the header is not kept."""
+    return short_user_agent(request.headers.get("user-agent"))
+
+
 __all__ = [
     "Authz",
     "check_internal",
+    "client_agent",
     "client_ip",
     "form_params",
     "json_response",

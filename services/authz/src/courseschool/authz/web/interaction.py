@@ -17,7 +17,7 @@ from courseschool.common.secrets import same
 from ..endpoints import interaction as flow
 from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
-from .http import Authz, client_ip
+from .http import Authz, client_agent, client_ip
 from .pages import render, see_other
 from .scope_words import changes_almost_everything, chosen_scopes, powerful_first, scope_lines, sweeping_changes
 
@@ -131,6 +131,7 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], au
         ip=client_ip(request),
         kept=kept,
         session_id=request.cookies.get(session_cookie_name(authz.settings)),
+        agent=client_agent(request),
     )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
         await flow.hand_off(authz, interaction, location, approved=decision == "approve", name=name)

@@ -4,9 +4,15 @@ with PKCE verification (RFC 7636 §4.6) and resource indicators (RFC 8707 §2.2)
 Linear steps: load the code, refuse a reused one (revoking what its first use
 issued, §4.1.2), check client, expiry, redirect URI, PKCE, the DPoP key the code is
 bound to (`dpop_jkt`, RFC 9449 §10) and resource, then consume
-the code atomically together with the first refresh token, end the grants of the same
-user and client before it (one lineage per app install), and mint the tokens.
+the code atomically together with the first refresh token, and mint the tokens.
 Nothing is consumed before every check has passed.
+
+One grant per sign-in: each exchange starts its own lineage, and the user's other
+grants of the same client stay (a client id may be shared by every install: metadata
+documents, integrations, ids shipped in binaries). The same statement that consumes the
+code ends the one grant bound to the same DPoP key, if any (RFC 9449 §5: provably the
+same install, `replaced`), and the least recently used past GRANTS_PER_APP
+(`superseded`); they are announced here.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from courseschool.common.secrets import new_token
 from .. import pkce
 from ..consent import capped_scope
 from ..context import TokenContext
-from ..models import AuthorizationCode, Client, TokenResponse
+from ..models import AuthorizationCode, Client, EndedGrant, Grant, TokenResponse
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -46,12 +52,18 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext, jkt:
     scope = capped_scope(grant.scope, user=user, client=client)
     refresh_token = new_token() if "refresh_token" in client.grant_types else None
     binding = refresh_binding(client, jkt) if refresh_token is not None else None
-    earlier = await ctx.grants.redeem_code(
-        code=code_value, refresh_token=refresh_token, scope=scope, resource=grant.resource, now=now, dpop_jkt=binding
+    ended = await ctx.grants.redeem_code(
+        code=code_value,
+        refresh_token=refresh_token,
+        scope=scope,
+        resource=grant.resource,
+        now=now,
+        grants_per_app=ctx.grants_per_app,
+        dpop_jkt=binding,
     )
-    if earlier is None:  # lost a race with another redemption of the same code
+    if ended is None:  # lost a race with another redemption of the same code
         await _revoke_after_reuse(code, ctx)
-    await _replace_earlier_grants(earlier or [], ctx)
+    await _announce_ended(ended or [], grant, ctx)
     log.info("token_issued", grant_type=GRANT_TYPE, client_id=client.client_id, grant_id=grant.id)
     return mint(
         ctx.policy,
@@ -85,12 +97,12 @@ async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext) -> Non
     raise InvalidGrantError("the authorization code is invalid, expired or already used")
 
 
-async def _replace_earlier_grants(earlier: list[str], ctx: TokenContext) -> None:
-    """One lineage per app install and user: a new approval (a step-up asking for more
-    scopes, a second sign-in of the same client) replaces the grants before it, whose
-    refresh tokens end here rather than pile up."""
-    for grant_id in earlier:
-        await ctx.revoker.revoke_grant(grant_id, reason="replaced")
+async def _announce_ended(ended: list[EndedGrant], grant: Grant, ctx: TokenContext) -> None:
+    """The grants the redemption ended (already written): their audit events and the
+    revocation fed to the resource servers."""
+    for gone in ended:
+        log.info("grant_ended_by_sign_in", grant_id=gone.grant_id, reason=gone.reason, by_grant_id=grant.id)
+        await ctx.revoker.announce_ended(gone.grant_id, reason=gone.reason)
 
 
 def _check_client(code: AuthorizationCode, client: Client) -> None:
