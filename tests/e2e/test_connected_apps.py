@@ -1,19 +1,27 @@
-"""The connected-apps page in a real browser (headless Chromium, JavaScript off: forms
-and buttons only), against the running platform: a person approves two apps, removes
-one from the page with the keyboard; that app's refresh token fails and its access
-token is refused by the resource API within a second; the other app keeps working."""
+"""The connected-apps page in a real browser (headless Chromium), against the running
+platform. A person approves two apps and removes one with the keyboard, JavaScript off:
+that app's refresh token fails and its access token is refused by the resource API
+within a second; the other app keeps working. One grant per sign-in (issue 24): two
+browser contexts stand for two computers signing in to one client id (a Client ID
+Metadata Document client, then an administrator's integration); both keep refreshing
+and reading the API, the page lists two sign-ins under one app, and ending one from the
+page leaves the other working."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from .conftest import CallbackServer, Platform, create_person
+from ..tls import HttpsServer, Reply, https_server
+from .conftest import CallbackServer, Platform, admin_cli, create_person, running_platform
 from .support import authorization_request, discover, exchange_code, register
 
 pytestmark = pytest.mark.browser
@@ -93,12 +101,14 @@ async def test_removing_one_app_ends_its_access_at_once_and_keeps_the_other(
         row = rows.filter(has=page.get_by_role("heading", name="E2E Notes Sync"))
         await expect(row).to_contain_text("Self-declared name")
         await expect(row).to_contain_text("Courses")
-        button = row.get_by_role("button", name="Remove access")
-        await button.focus()
+        await row.get_by_role("link", name="Remove the app everywhere").focus()
         await page.keyboard.press("Enter")  # keyboard only, no script
-        await expect(page.get_by_role("status")).to_contain_text("Access removed")
+        await expect(page.get_by_role("heading", name="Remove E2E Notes Sync everywhere?")).to_be_visible()
+        await page.get_by_role("button", name="Remove the app everywhere").focus()
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("status")).to_contain_text("Removed E2E Notes Sync everywhere")
         await expect(rows).to_have_count(1)
-        await expect(rows.first.get_by_role("heading")).to_have_text("E2E Grade Export")
+        await expect(rows.first.get_by_role("heading", level=2)).to_have_text("E2E Grade Export")
 
         refused = await _refresh(http, meta, gone_app, gone["refresh_token"])
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
@@ -114,3 +124,211 @@ async def test_removing_one_app_ends_its_access_at_once_and_keeps_the_other(
         assert refreshed.status_code == 200, refreshed.text
         assert await _courses(http, platform, refreshed.json()["access_token"]) == 200
     callback_server.assert_idle()
+
+
+# -- one grant per sign-in: two computers, one client id ------------------------------------------
+
+FIREFOX_LINUX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+SAFARI_MAC = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.5 Safari/605.1.15"
+)
+
+
+@pytest.fixture(scope="module")
+def document_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpsServer, Path]]:
+    """A local HTTPS site with its own test CA, where an agent publishes its Client ID
+    Metadata Document (standing in for the web)."""
+    with https_server(tmp_path_factory.mktemp("document-site")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def cimd_platform(
+    platform: Platform,
+    document_site: tuple[HttpsServer, Path],
+    database_url: str,
+    redis_url: str,
+    kek: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Platform]:
+    """The platform trusting the test site's CA and allowed to fetch documents from a
+    loopback address (test settings); it shares the session's database."""
+    _, ca = document_site
+    with running_platform(
+        database_url,
+        redis_url,
+        kek,
+        tmp_path_factory.mktemp("cimd-platform-data"),
+        extra_env={"CIMD_ALLOW_PRIVATE": "true", "CIMD_CA_BUNDLE": str(ca)},
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+async def two_computers(browser: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """Two browser contexts (their own cookies) standing for a Linux laptop and a Mac, with
+    script on and a time zone that is not UTC."""
+    laptop = await browser.new_context(user_agent=FIREFOX_LINUX, timezone_id="Europe/Berlin")
+    mac = await browser.new_context(user_agent=SAFARI_MAC, timezone_id="America/New_York")
+    for ctx in (laptop, mac):
+        ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield laptop, mac
+    finally:
+        await laptop.close()
+        await mac.close()
+
+
+async def _sign_in_on(
+    ctx: Any, meta: dict, reg: dict, callback_server: CallbackServer, http: httpx.AsyncClient, person: tuple[str, str]
+) -> dict[str, Any]:
+    """One computer signs in to the app: the browser approves (or the integration's
+    remembered consent does), the app exchanges the code (with its secret, if it has one)."""
+    from playwright.async_api import expect
+
+    page = await ctx.new_page()
+    request = authorization_request(meta, reg, callback_server.url)
+    await page.goto(request["url"])
+    if await page.get_by_role("heading", name="Sign in").is_visible():
+        await page.get_by_label("Email").fill(person[0])
+        await page.get_by_label("Password").fill(person[1])
+        await page.get_by_role("button", name="Sign in").click()
+    allow = page.get_by_role("button", name="Allow")
+    closed = page.get_by_text("You can close this window")
+    await expect(allow.or_(closed)).to_be_visible()
+    if await allow.is_visible():
+        await allow.click()
+    code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
+    await page.close()
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": request["redirect_uri"],
+        "client_id": reg["client_id"],
+        "code_verifier": request["verifier"],
+    }
+    if "client_secret" in reg:
+        form["client_secret"] = reg["client_secret"]
+    response = await http.post(meta["token_endpoint"], data=form)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def _refresh_and_read(
+    http: httpx.AsyncClient, platform: Platform, meta: dict, reg: dict, tokens: dict[str, Any]
+) -> dict[str, Any]:
+    """Refresh (the token rotates) and read the API with the new access token."""
+    form = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": reg["client_id"]}
+    if "client_secret" in reg:
+        form["client_secret"] = reg["client_secret"]
+    refreshed = await http.post(meta["token_endpoint"], data=form)
+    assert refreshed.status_code == 200, refreshed.text
+    fresh = refreshed.json()
+    assert await _courses(http, platform, fresh["access_token"]) == 200
+    return fresh
+
+
+async def _two_sign_ins_of_one_app(
+    platform: Platform,
+    callback_server: CallbackServer,
+    two_computers: tuple[Any, Any],
+    person: tuple[str, str],
+    reg: dict[str, Any],
+    name: str,
+) -> None:
+    from playwright.async_api import expect
+
+    laptop_ctx, mac_ctx = two_computers
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        laptop = await _sign_in_on(laptop_ctx, meta, reg, callback_server, http, person)
+        mac = await _sign_in_on(mac_ctx, meta, reg, callback_server, http, person)
+        # Signing in on the Mac kept the laptop signed in: both refresh and read, twice over.
+        for _ in range(2):
+            laptop = await _refresh_and_read(http, platform, meta, reg, laptop)
+            mac = await _refresh_and_read(http, platform, meta, reg, mac)
+
+        page = await laptop_ctx.new_page()
+        await page.goto(f"{platform.base_url}/oauth/apps")
+        card = page.locator("li.app").filter(has=page.get_by_role("heading", name=name, exact=True))
+        await expect(card).to_have_count(1)
+        sign_ins = card.locator("li.sign-in")
+        await expect(sign_ins).to_have_count(2)
+        mac_row = sign_ins.filter(has=page.get_by_role("heading", name="Safari on macOS"))
+        laptop_row = sign_ins.filter(has=page.get_by_role("heading", name="Firefox on Linux"))
+        for row in (mac_row, laptop_row):
+            await expect(row.locator("dt", has_text="From address").locator("xpath=..")).to_contain_text("127.0.0.1")
+            await expect(row.locator("time").first).not_to_contain_text("UTC")  # shown in Berlin time
+        await expect(page.locator("#time-zone-note")).to_contain_text("Europe/Berlin")
+
+        await mac_row.get_by_role("link", name="End this sign-in").click()
+        await expect(page.get_by_role("heading", name=f"End the sign-in of {name} in Safari on macOS?")).to_be_visible()
+        await page.get_by_role("button", name="End this sign-in").click()
+        await expect(page.get_by_role("status")).to_contain_text(f"Signed out of {name} in Safari on macOS")
+        await expect(sign_ins).to_have_count(1)
+        await expect(sign_ins.first).to_contain_text("Firefox on Linux")
+        await page.close()
+
+        form = {"grant_type": "refresh_token", "refresh_token": mac["refresh_token"], "client_id": reg["client_id"]}
+        if "client_secret" in reg:
+            form["client_secret"] = reg["client_secret"]
+        refused = await http.post(meta["token_endpoint"], data=form)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+        deadline = time.monotonic() + REFUSED_WITHIN
+        status = await _courses(http, platform, mac["access_token"])
+        while status != 401 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            status = await _courses(http, platform, mac["access_token"])
+        assert status == 401, f"the ended sign-in's access token still answered {status}"
+        await _refresh_and_read(http, platform, meta, reg, laptop)  # the laptop is still signed in
+    callback_server.assert_idle()
+
+
+async def test_two_computers_sign_in_to_one_metadata_document_client(
+    cimd_platform: Platform,
+    document_site: tuple[HttpsServer, Path],
+    callback_server: CallbackServer,
+    two_computers: tuple[Any, Any],
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """An agent known by its Client ID Metadata Document: one URL for every copy of it."""
+    server, _ = document_site
+    path = f"/agents/{secrets.token_hex(4)}/client.json"
+    client_id = server.url(path)
+    document = {
+        "client_id": client_id,
+        "client_name": "E2E Desk Agent",
+        "redirect_uris": [callback_server.url],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+    }
+    server.replies[path] = Reply(
+        json.dumps(document).encode(), headers={"Content-Type": "application/json", "Cache-Control": "max-age=600"}
+    )
+    person = create_person(database_url, redis_url, kek, name="Dana Two Desks", role="owner")
+    reg = {"client_id": client_id, "redirect_uris": [callback_server.url]}
+    await _two_sign_ins_of_one_app(cimd_platform, callback_server, two_computers, person, reg, "E2E Desk Agent")
+
+
+async def test_two_computers_sign_in_to_one_integration(
+    platform: Platform,
+    callback_server: CallbackServer,
+    two_computers: tuple[Any, Any],
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """A web app an administrator made, whose users sign in from several browsers."""
+    name = f"E2E Staff Portal {secrets.token_hex(2)}"
+    made = admin_cli(
+        database_url,
+        redis_url,
+        kek,
+        *("--json", "integrations", "create", "--name", name, "--redirect-uri", callback_server.url),
+    )
+    integration = json.loads(made)
+    person = create_person(database_url, redis_url, kek, name="Ira Integrated", role="owner")
+    await _two_sign_ins_of_one_app(platform, callback_server, two_computers, person, integration, name)

@@ -703,15 +703,29 @@ async def test_error_page(platform: Platform, device: tuple[str, Any], lowest: d
 async def _approve(
     platform: Platform, callback_server: CallbackServer, page: Any, reg: dict[str, Any], scope: str = SCOPE
 ) -> None:
-    """Open an app's authorization request in the browser and allow it (signed in already)."""
+    """Open an app's authorization request in the browser and allow it (signed in
+    already), then exchange the code as the app would: only an exchanged approval is a
+    sign-in the connected-apps page lists."""
     from playwright.async_api import expect
 
     async with httpx.AsyncClient(timeout=15.0) as http:
         meta = await discover(http, platform.base_url)
-    await page.goto(authorization_request(meta, reg, callback_server.url, scope=scope)["url"])
-    await page.get_by_role("button", name="Allow").click()
-    await expect(page.get_by_text("You can close this window")).to_be_visible()
-    await asyncio.to_thread(callback_server.wait)
+        request = authorization_request(meta, reg, callback_server.url, scope=scope)
+        await page.goto(request["url"])
+        await page.get_by_role("button", name="Allow").click()
+        await expect(page.get_by_text("You can close this window")).to_be_visible()
+        code = (await asyncio.to_thread(callback_server.wait))["code"]
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": request["redirect_uri"],
+            "client_id": reg["client_id"],
+            "code_verifier": request["verifier"],
+        }
+        if "client_secret" in reg:
+            form["client_secret"] = reg["client_secret"]
+        exchanged = await http.post(meta["token_endpoint"], data=form)
+        assert exchanged.status_code == 200, exchanged.text
 
 
 @pytest.mark.browser
@@ -725,7 +739,9 @@ async def test_sign_in_and_connected_apps_pages(
     kek: str,
 ) -> None:
     """The standalone sign-in page, the empty list, and a list of three apps: an
-    integration (verified), the longest name with every scope, and a short one."""
+    integration (verified), the longest name with every scope, and a short one signed in
+    twice (two sign-ins in one card); the confirmation pages of ending one sign-in and of
+    removing an app everywhere, and the notices after each."""
     from playwright.async_api import expect
 
     width, ctx = device
@@ -752,12 +768,29 @@ async def test_sign_in_and_connected_apps_pages(
     await _approve(platform, callback_server, page, integration)
     await _approve(platform, callback_server, page, long_app, scope=" ".join(meta["scopes_supported"]))
     await _approve(platform, callback_server, page, short_app)
+    await _approve(platform, callback_server, page, short_app)  # signed in to it a second time
     await page.goto(f"{platform.base_url}/oauth/apps")
-    await expect(page.get_by_role("button", name="Remove access")).to_have_count(3)
+    await expect(page.locator("li.app")).to_have_count(3)
+    await expect(page.get_by_role("link", name="End this sign-in")).to_have_count(4)
+    short_card = page.locator("li.app").filter(has=page.get_by_role("heading", name=CLIENT_NAME, exact=True))
+    await expect(short_card.locator("li.sign-in")).to_have_count(2)
+    await expect(page.locator("#time-zone-note")).to_contain_text("your computer's time zone")  # the script ran
     await look(page, "apps", width, lowest)
 
-    await page.get_by_role("button", name="Remove access").last.click()
-    await expect(page.get_by_role("status")).to_contain_text("Access removed")
+    await short_card.get_by_role("link", name="End this sign-in").first.click()
+    await expect(page.get_by_role("heading", name=f"End the sign-in of {CLIENT_NAME}")).to_be_visible()
+    await look(page, "apps-confirm-end", width, lowest)
+    await page.get_by_role("button", name="End this sign-in").click()
+    await expect(page.get_by_role("status")).to_contain_text(f"Signed out of {CLIENT_NAME} in Chrome on Linux")
+    await expect(short_card.locator("li.sign-in")).to_have_count(1)
+    await look(page, "apps-ended", width, lowest)
+
+    await short_card.get_by_role("link", name="Remove the app everywhere").click()
+    await expect(page.get_by_role("heading", name=f"Remove {CLIENT_NAME} everywhere?")).to_be_visible()
+    await look(page, "apps-confirm-remove-app", width, lowest)
+    await page.get_by_role("button", name="Remove the app everywhere").click()
+    await expect(page.get_by_role("status")).to_contain_text(f"Removed {CLIENT_NAME} everywhere")
+    await expect(page.locator("li.app")).to_have_count(2)
     await look(page, "apps-removed", width, lowest)
 
 

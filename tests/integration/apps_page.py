@@ -13,7 +13,7 @@ import httpx
 from .flow import BASE_URL, Flow
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
-REMOVE = re.compile(r'action="/oauth/apps/([^/"]+)/remove"')
+SIGN_IN = re.compile(r'<li class="sign-in" id="sign-in-([^"]+)">')
 FIREFOX_LINUX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 SAFARI_MAC = (
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -51,12 +51,24 @@ async def page(flow: Flow) -> tuple[httpx.Response, str]:
 
 
 def rows(html: str) -> dict[str, str]:
-    """Grant id -> the HTML of its row (the last one runs on to the page's end)."""
+    """Grant id -> the HTML of its sign-in, preceded by its app's card head (the last
+    one runs on to the page's end)."""
     out = {}
-    for row in html.split('<li class="app">')[1:]:
-        grant = REMOVE.search(row)
-        assert grant, row
-        out[grant.group(1)] = row
+    for card in html.split('<li class="app"')[1:]:
+        head, *sign_ins = card.split('<li class="sign-in"')
+        for one in sign_ins:
+            one = '<li class="sign-in"' + one
+            grant = SIGN_IN.match(one)
+            assert grant, one
+            out[grant.group(1)] = '<li class="app"' + head + one
+    return out
+
+
+def cards(html: str) -> list[dict[str, str]]:
+    """Each app's card: grant id -> its sign-in's HTML, in the page's order."""
+    out = []
+    for card in html.split('<li class="app"')[1:]:
+        out.append({gid: row for gid, row in rows('<li class="app"' + card).items()})
     return out
 
 
@@ -66,9 +78,24 @@ def text(html: str) -> str:
 
 
 async def remove(flow: Flow, grant_id: str, csrf: str | None = None) -> httpx.Response:
+    """End one sign-in, as its confirmation page's form does."""
     if csrf is None:
         _, csrf = await page(flow)
     return await flow.client.post(f"/oauth/apps/{grant_id}/remove", data={"csrf": csrf})
+
+
+async def confirmed(flow: Flow, grant_id: str, action: str) -> httpx.Response:
+    """Follow the page's link to a confirmation page (`end` or `remove-app`) and post its form."""
+    listed = (await page(flow))[0].text
+    link = f'href="/oauth/apps/{grant_id}/{action}"'
+    assert link in listed, link
+    confirm = await flow.client.get(f"/oauth/apps/{grant_id}/{action}")
+    assert confirm.status_code == 200, confirm.text
+    target = "remove" if action == "end" else "remove-app"
+    assert f'action="/oauth/apps/{grant_id}/{target}"' in confirm.text
+    csrf = CSRF.search(confirm.text)
+    assert csrf
+    return await flow.client.post(f"/oauth/apps/{grant_id}/{target}", data={"csrf": csrf.group(1)})
 
 
 async def live(flow: Flow, grant_id: str) -> bool:

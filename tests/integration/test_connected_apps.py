@@ -1,7 +1,8 @@
-"""The connected-apps page (issue #13): every grant a signed-in person holds, one row per
-approval, with who vouches for the app's name, its kind, its scopes in plain words, when
-it was approved and last used, and the address it was approved from. Only grants that
-still hold access are listed, and only the person's own."""
+"""The connected-apps page (issue #13, per sign-in since issue 24): one card per app, with
+who vouches for the app's name and its kind; under it every sign-in (a grant the person
+holds, one per approval whose code was exchanged) with its scopes in plain words, when it
+was approved and last used, and the address and browser it was approved from. Only
+grants that still hold access are listed, and only the person's own."""
 
 from __future__ import annotations
 
@@ -12,24 +13,27 @@ from courseschool.authz.storage.clients import PgClientStore
 from courseschool.authz.storage.grants import PgGrantStore
 from courseschool.authz.web.connected_apps import moment
 
-from .apps_page import approve, browser, page, rows, text
+from .apps_page import FIREFOX_LINUX, approve, browser, cards, page, rows, text
 from .flow import PASSWORD, Flow, Lifecycle, pkce_pair, query_of
 
 
-async def test_each_approval_is_a_row_even_of_the_same_app(flow: Flow, clock) -> None:
+async def test_each_registration_is_an_app_of_its_own(flow: Flow, clock) -> None:
     user = await flow.user()
-    async with browser(flow, "198.51.100.23") as home:
+    async with browser(flow, "198.51.100.23", FIREFOX_LINUX) as home:
         first = await approve(home, user, client_name="Course Sync")
         clock.advance(120)
         async with browser(flow, "203.0.113.9") as office:  # installed again elsewhere: a new registration
             second = await approve(office, user, client_name="Course Sync")
         response, _ = await page(home)
-    listed = rows(response.text)
-    assert list(listed) == [second["grant_id"], first["grant_id"]]  # newest approval first
-    for grant, address in ((first, "198.51.100.23"), (second, "203.0.113.9")):
-        row = text(listed[grant["grant_id"]])
+    listed = cards(response.text)
+    assert [list(card) for card in listed] == [[second["grant_id"]], [first["grant_id"]]]  # most recently used first
+    for grant, address, agent in (
+        (first, "198.51.100.23", "Firefox on Linux"),
+        (second, "203.0.113.9", "python-httpx"),
+    ):
+        row = text(rows(response.text)[grant["grant_id"]])
         assert row.startswith("Course Sync Self-declared name An app on a computer that registered itself")
-        assert f"Approved from {address}" in row
+        assert f"{agent} Approved " in row and f"From address {address}" in row
         assert "Your identity Know who you are and see your name and your email address" in row
         assert "Courses See " in row
 
@@ -53,15 +57,15 @@ async def test_a_row_shows_when_it_was_approved_and_last_used(flow: Flow, clock)
     assert f"Last used {moment(approved_at + 3 * 86400 + 3600).text}" in row
 
 
-async def test_an_approved_code_not_yet_exchanged_shows_not_yet_used_then_goes(flow: Flow, clock) -> None:
+async def test_an_approval_whose_code_was_never_exchanged_is_not_listed(flow: Flow, clock) -> None:
     user = await flow.user()
     reg = await flow.register(client_name="Slow CLI")
-    await flow.authorize(reg, user)  # approved; the code is never exchanged
+    callback, verifier, _ = await flow.authorize(reg, user)  # approved; the code not exchanged yet
     response, _ = await page(flow)
-    (row,) = rows(response.text).values()
-    assert "Slow CLI" in row and "Last used Not yet" in text(row)
-    clock.advance(61)  # the code has expired: the grant can never give access
-    assert rows((await page(flow))[0].text) == {}
+    assert rows(response.text) == {} and "Slow CLI" not in response.text
+    assert "No app has access to your school's data through your account." in response.text
+    assert (await flow.exchange(reg, callback["code"], verifier)).status_code == 200
+    assert "Slow CLI" in (await page(flow))[0].text  # exchanged: now it holds access
 
 
 async def test_a_grant_whose_tokens_all_expired_is_not_listed(flow: Flow, clock) -> None:
@@ -91,7 +95,7 @@ async def test_kinds_an_integration_is_verified_a_metadata_document_app_shows_it
 
 async def _document_client_grant(flow: Flow, user: dict[str, str]) -> str:
     """A client known by its Client ID Metadata Document, as recorded on first use, and
-    an approval of it waiting for its code to be exchanged."""
+    an approval of it whose code was exchanged."""
     url = "https://notes.example/oauth/client.json"
     client = Client(
         client_id=url,
@@ -110,14 +114,16 @@ async def _document_client_grant(flow: Flow, user: dict[str, str]) -> str:
     )
     await PgClientStore(flow.pool).record_document_client(client)
     now = flow.client.app.state.authz.clock.now()  # type: ignore[attr-defined]
-    grant = await PgGrantStore(flow.pool).create_with_code(
+    code = uuid.uuid4().hex
+    grants = PgGrantStore(flow.pool)
+    grant = await grants.create_with_code(
         client_id=url,
         user_id=user["id"],
         school_id=user["school_id"],
         scope="openid courses:read",
         resource="http://127.0.0.1:8000",
         auth_time=now,
-        code=uuid.uuid4().hex,
+        code=code,
         redirect_uri="http://127.0.0.1:7777/cb",
         code_challenge="x" * 43,
         nonce=None,
@@ -125,6 +131,15 @@ async def _document_client_grant(flow: Flow, user: dict[str, str]) -> str:
         now=now,
         created_from="192.0.2.1",
     )
+    ended = await grants.redeem_code(
+        code=code,
+        refresh_token=uuid.uuid4().hex,
+        scope=grant.scope,
+        resource=grant.resource,
+        now=now,
+        grants_per_app=10,
+    )
+    assert ended == []
     return grant.id
 
 

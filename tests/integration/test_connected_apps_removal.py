@@ -21,9 +21,9 @@ async def test_remove_access_ends_that_grant_at_once_and_no_other(flow: Flow) ->
     assert set(rows(response.text)) == {removed["grant_id"], kept["grant_id"]}
 
     done = await remove(flow, removed["grant_id"], csrf)
-    assert done.status_code == 303 and done.headers["location"] == "/oauth/apps?done=removed"
+    assert done.status_code == 303 and done.headers["location"] == f"/oauth/apps?ended={removed['grant_id']}"
     after = await flow.client.get(done.headers["location"])
-    assert "Access removed." in text(after.text)
+    assert "Signed out of App A in python-httpx (from 127.0.0.1)." in text(after.text)
     assert list(rows(after.text)) == [kept["grant_id"]]
 
     refused = await life.refresh(removed["reg"], removed["tokens"]["refresh_token"])

@@ -166,7 +166,8 @@ def _parser(prog: str = "python -m courseschool.authz admin") -> argparse.Argume
     p = command(
         grants,
         "list",
-        "list live grants, newest first, with the app's name and when a token was last issued",
+        "list live grants (one per sign-in), newest first: the app's name, where it was approved "
+        "(address and browser) and when a token was last issued",
         lambda a, n: a.list_grants(user=n.user, client=n.client, include_revoked=n.all),
     )
     p.add_argument("--user", help="only this user's (id or email)")

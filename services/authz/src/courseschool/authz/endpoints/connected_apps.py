@@ -1,8 +1,9 @@
-"""The connected-apps page: every grant a signed-in person holds (one per approval),
-and removing one or all of them. A removal revokes the grant at once, its refresh and
-access tokens with it, feeds the revocation to the resource servers and forgets the
-consent remembered for that app (`storage/revocations.py`). Every form is bound to the
-login session (`page_forms`)."""
+"""The connected-apps page: every app a signed-in person has let in, and under it each
+sign-in (one grant per approval whose code was exchanged: one per computer or browser);
+ending one sign-in, removing an app everywhere, or removing every app. A removal revokes
+the grants at once, their refresh and access tokens with them, feeds the revocation to
+the resource servers and forgets the consent remembered for that app
+(`storage/revocations.py`). Every form is bound to the login session (`page_forms`)."""
 
 from __future__ import annotations
 
@@ -23,30 +24,56 @@ REASON = "revoked_by_user"
 NOT_YOURS = "There is no such access to remove: it may have been removed already."
 
 
-class ConnectedApp(msgspec.Struct, frozen=True, kw_only=True):
+class SignIn(msgspec.Struct, frozen=True, kw_only=True):
+    """One grant: one approval, on one computer or browser."""
+
     grant_id: str
-    name: str
-    kind: ClientKind
-    verified_origin: str | None  # metadata_document: the host its document was fetched from
-    redirect_host: str  # where its access is sent, in the consent page's words
     scope: list[str]
     approved_at: int
     last_used_at: int | None  # when a token was last issued for it; None: not yet
     created_from: str | None  # the address the approval came from; None: not recorded
+    created_agent: str | None  # the browser it came from, in a few words; None: not recorded
 
 
-def _app(held: HeldGrant) -> ConnectedApp:
-    return ConnectedApp(
+class ConnectedApp(msgspec.Struct, frozen=True, kw_only=True):
+    client_id: str
+    name: str
+    kind: ClientKind
+    verified_origin: str | None  # metadata_document: the host its document was fetched from
+    redirect_host: str  # where its access is sent, in the consent page's words
+    sign_ins: list[SignIn]  # most recently used first
+
+
+def _sign_in(held: HeldGrant) -> SignIn:
+    return SignIn(
         grant_id=held.id,
-        name=held.client_name or "An unnamed application",
-        kind=client_kind(held),
-        verified_origin=held.verified_origin,
-        redirect_host=describe_redirect_host(held.redirect_uris[0]) if held.redirect_uris else "",
         scope=held.scope.split(),
         approved_at=held.created_at,
         last_used_at=held.last_used_at,
         created_from=held.created_from,
+        created_agent=held.created_agent,
     )
+
+
+def _app(held: HeldGrant, sign_ins: list[SignIn]) -> ConnectedApp:
+    return ConnectedApp(
+        client_id=held.client_id,
+        name=held.client_name or "An unnamed application",
+        kind=client_kind(held),
+        verified_origin=held.verified_origin,
+        redirect_host=describe_redirect_host(held.redirect_uris[0]) if held.redirect_uris else "",
+        sign_ins=sign_ins,
+    )
+
+
+def by_app(held: list[HeldGrant]) -> list[ConnectedApp]:
+    """One entry per client, in the order of their first grant in `held`."""
+    first: dict[str, HeldGrant] = {}
+    sign_ins: dict[str, list[SignIn]] = {}
+    for grant in held:
+        first.setdefault(grant.client_id, grant)
+        sign_ins.setdefault(grant.client_id, []).append(_sign_in(grant))
+    return [_app(grant, sign_ins[client_id]) for client_id, grant in first.items()]
 
 
 async def signed_in_user(c: Components, session_id: str | None) -> User | None:
@@ -64,7 +91,8 @@ def check_form(c: Components, session_id: str, csrf: str) -> None:
 
 
 async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
-    """The grants that still hold access: revoked, expired and never-redeemed ones are left out."""
+    """The apps with grants that still hold access, each with its sign-ins: revoked,
+    expired and never-exchanged grants are left out."""
     s = c.settings
     held = await c.grants.held_by(
         user.id,
@@ -73,17 +101,54 @@ async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
         refresh_absolute_ttl=s.refresh_token_absolute_ttl,
         access_token_ttl=s.access_token_ttl,
     )
-    return [_app(h) for h in held]
+    return by_app(held)
+
+
+async def sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
+    """One live sign-in of the person, as its app with that sign-in alone (the
+    confirmation page); 404 for anything else."""
+    found = await c.grants.one_of_user(grant_id, user.id)
+    if found is None or found[1]:
+        raise NotFoundError(NOT_YOURS)
+    return by_app([found[0]])[0]
+
+
+async def app_of(c: Components, user: User, grant_id: str) -> ConnectedApp:
+    """The app one of the person's live sign-ins belongs to, with every sign-in listed
+    for it (the confirmation of removing it everywhere); 404 for anything else."""
+    one = await sign_in(c, user, grant_id)
+    listed = next((app for app in await connected_apps(c, user) if app.client_id == one.client_id), None)
+    return listed or one
+
+
+async def ended(c: Components, user: User, grant_id: str) -> ConnectedApp | None:
+    """One of the person's sign-ins that has ended, for the notice naming it; None for
+    anything else (a live one, another person's, an unknown id)."""
+    found = await c.grants.one_of_user(grant_id, user.id)
+    return by_app([found[0]])[0] if found is not None and found[1] else None
 
 
 async def remove(c: Components, user: User, grant_id: str) -> None:
-    """Revoke one of the person's live grants; 404 for anything else (another person's
-    grant says nothing more than a grant that does not exist)."""
+    """End one of the person's sign-ins (revoke its grant); 404 for anything else
+    (another person's grant says nothing more than a grant that does not exist)."""
     grant = await c.grants.get(grant_id)
     if grant is None or grant.user_id != user.id or grant.revoked:
         raise NotFoundError(NOT_YOURS)
     await c.revoker.revoke_grant(grant.id, reason=REASON)
     audit("grant_removed_by_user", actor="user", subject=user.id, client_id=grant.client_id, grant_id=grant.id)
+
+
+async def remove_app(c: Components, user: User, grant_id: str) -> int:
+    """End every live sign-in of the app one of the person's live grants belongs to
+    (listed or not); 404 for anything else. How many ended."""
+    grant = await c.grants.get(grant_id)
+    if grant is None or grant.user_id != user.id or grant.revoked:
+        raise NotFoundError(NOT_YOURS)
+    grant_ids = await c.grants.live_of_user_and_client(user.id, grant.client_id)
+    for each in grant_ids:
+        await c.revoker.revoke_grant(each, reason=REASON)
+    audit("app_removed_by_user", actor="user", subject=user.id, client_id=grant.client_id, count=len(grant_ids))
+    return len(grant_ids)
 
 
 async def remove_all(c: Components, user: User) -> int:

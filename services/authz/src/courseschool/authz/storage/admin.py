@@ -52,8 +52,10 @@ WHERE NOT c.is_integration
 RETURNING client_id
 """
 
+# One row per sign-in (a grant: one approval whose code a computer or browser exchanged),
+# with where it was approved (address, browser in a few words) as the connected-apps page shows.
 _GRANT_COLUMNS = """g.id::text, g.client_id, c.client_name, g.user_id::text, u.email AS user_email, g.scope,
-    g.resource, g.created_at, g.last_used_at, g.revoked_at, g.revoke_reason"""
+    g.resource, g.created_at, g.created_from, g.created_agent, g.last_used_at, g.revoked_at, g.revoke_reason"""
 _GRANTS = f"""
 SELECT {_GRANT_COLUMNS} FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
     LEFT JOIN authz_clients c ON c.client_id = g.client_id

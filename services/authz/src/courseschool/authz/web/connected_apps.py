@@ -1,12 +1,15 @@
-"""GET /oauth/apps: the signed-in person's connected apps; POST
-/oauth/apps/{grant_id}/remove and /oauth/apps/remove-all: remove access (each form
-bound to the session by its CSRF token, 303 back to the list). Not signed in: to the
-sign-in page, and back here afterwards."""
+"""GET /oauth/apps: the signed-in person's connected apps, each with its sign-ins.
+Ending one sign-in and removing an app everywhere each go through a confirmation page
+(GET /oauth/apps/{grant_id}/end, /oauth/apps/{grant_id}/remove-app) whose form posts to
+/oauth/apps/{grant_id}/remove or /remove-app; /oauth/apps/remove-all ends every app.
+Each form is bound to the session by its CSRF token, 303 back to the list with a notice
+naming what ended. Not signed in: to the sign-in page, and back here afterwards."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 import msgspec
 from litestar import Request, Response, get, post
@@ -23,19 +26,24 @@ from .scope_words import ScopeLine, scope_lines
 from .signin import signin_url
 
 PATH = "/oauth/apps"
-DONE = ("removed", "removed-all")  # what the list may confirm after a removal
+DONE = ("removed-all",)  # what the list may confirm after removing every app
 
 
 class Moment(msgspec.Struct, frozen=True):
-    iso: str  # for <time datetime>
-    text: str  # for the person: "23 Nov 2026, 14:21 UTC"
+    iso: str  # for <time datetime>, which the page's script shows in the reader's time zone
+    text: str  # for the person without script: "23 Nov 2026, 14:21 UTC"
 
 
-class Row(msgspec.Struct, frozen=True, kw_only=True):
-    app: flow.ConnectedApp
+class SignInRow(msgspec.Struct, frozen=True, kw_only=True):
+    sign_in: flow.SignIn
     lines: list[ScopeLine]
     approved: Moment
     last_used: Moment | None
+
+
+class AppCard(msgspec.Struct, frozen=True, kw_only=True):
+    app: flow.ConnectedApp
+    sign_ins: list[SignInRow]
 
 
 def moment(epoch: int) -> Moment:
@@ -43,12 +51,18 @@ def moment(epoch: int) -> Moment:
     return Moment(time.strftime("%Y-%m-%dT%H:%M:%SZ", t), f"{t.tm_mday} {time.strftime('%b %Y, %H:%M', t)} UTC")
 
 
-def _row(app: flow.ConnectedApp) -> Row:
-    return Row(
+def _card(app: flow.ConnectedApp) -> AppCard:
+    return AppCard(
         app=app,
-        lines=scope_lines(app.scope),
-        approved=moment(app.approved_at),
-        last_used=moment(app.last_used_at) if app.last_used_at is not None else None,
+        sign_ins=[
+            SignInRow(
+                sign_in=one,
+                lines=scope_lines(one.scope),
+                approved=moment(one.approved_at),
+                last_used=moment(one.last_used_at) if one.last_used_at is not None else None,
+            )
+            for one in app.sign_ins
+        ],
     )
 
 
@@ -57,6 +71,17 @@ async def _viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, U
     session_id = request.cookies.get(session_cookie_name(authz.settings))
     user = await flow.signed_in_user(authz, session_id)
     return (session_id, user) if user is not None and session_id is not None else None
+
+
+async def _notice(request: Request[Any, Any, Any], authz: Authz, user: User) -> tuple[str, AppCard] | None:
+    """What the list confirms after an ending: named from the record (the person's own
+    grant, ended), never from the address, so a link cannot make the page say anything."""
+    for what in ("ended", "removed"):
+        grant_id = request.query_params.get(what)
+        if grant_id:
+            gone = await flow.ended(authz, user, grant_id)
+            return (what, _card(gone)) if gone is not None else None
+    return None
 
 
 @get(PATH, opt=PAGE)
@@ -69,21 +94,60 @@ async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[A
     return render(
         "apps.html",
         email=user.email,
-        rows=[_row(app) for app in await flow.connected_apps(authz, user)],
+        cards=[_card(app) for app in await flow.connected_apps(authz, user)],
         csrf=flow.form_token(authz, session_id),
         done=done if done in DONE else None,
+        notice=await _notice(request, authz, user),
+        scripts=True,
     )
+
+
+@get(f"{PATH}/{{grant_id:str}}/end", opt=PAGE)
+async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    card = _card(await flow.sign_in(authz, user, grant_id))
+    csrf = flow.form_token(authz, session_id)
+    return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
+
+
+@get(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
+async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    card = _card(await flow.app_of(authz, user, grant_id))
+    csrf = flow.form_token(authz, session_id)
+    return render("apps_confirm.html", action="remove-app", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
 @post(f"{PATH}/{{grant_id:str}}/remove", opt=PAGE)
 async def remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    """End one sign-in (the confirmation page's form)."""
     viewer = await _viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
     flow.check_form(authz, session_id, (await form_fields(request)).get("csrf", ""))
     await flow.remove(authz, user, grant_id)
-    return see_other(f"{PATH}?done=removed")
+    return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
+
+
+@post(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
+async def remove_app_everywhere(
+    grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz
+) -> Response[Any]:
+    """End every sign-in of the app this one belongs to (the confirmation page's form)."""
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    flow.check_form(authz, session_id, (await form_fields(request)).get("csrf", ""))
+    await flow.remove_app(authz, user, grant_id)
+    return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
 
 @post(f"{PATH}/remove-all", opt=PAGE)

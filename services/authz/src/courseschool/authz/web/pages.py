@@ -30,24 +30,29 @@ _env = Environment(loader=PackageLoader("courseschool.authz.web", "templates"), 
 _env.filters["utc_text"] = utc_text
 _env.filters["utc_iso"] = utc_iso
 STYLESHEET = (files("courseschool.authz.web") / "templates" / "style.css").read_bytes()
+# Our one script: shows the page's <time> elements in the reader's time zone. Served from
+# our origin like the stylesheet, allowed only on the pages that load it (`scripts`).
+LOCAL_TIME_SCRIPT = (files("courseschool.authz.web") / "templates" / "local-time.js").read_bytes()
+LOCAL_TIME_PATH = "/oauth/assets/local-time.js"
 
 
-def _csp(form_target: str | None) -> str:
+def _csp(form_target: str | None, scripts: bool = False) -> str:
     # form-action also governs the redirect that follows a form POST, so the consent
     # page must allow the client's redirect origin.
     form_action = "'self'"
     if form_target:
         parts = urlsplit(form_target)
         form_action += f" {parts.scheme}://{parts.netloc}"
+    script_src = "script-src 'self'; " if scripts else ""
     return (
-        "default-src 'none'; style-src 'self'; img-src 'self'; "
+        f"default-src 'none'; {script_src}style-src 'self'; img-src 'self'; "
         f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
     )
 
 
-def page_headers(form_target: str | None = None) -> dict[str, str]:
+def page_headers(form_target: str | None = None, *, scripts: bool = False) -> dict[str, str]:
     return {
-        "Content-Security-Policy": _csp(form_target),
+        "Content-Security-Policy": _csp(form_target, scripts),
         "X-Frame-Options": "DENY",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-store",
@@ -57,14 +62,22 @@ def page_headers(form_target: str | None = None) -> dict[str, str]:
 
 
 def render(
-    template: str, *, status: int = 200, form_target: str | None = None, cookies: list[Cookie] | None = None, **ctx: Any
+    template: str,
+    *,
+    status: int = 200,
+    form_target: str | None = None,
+    cookies: list[Cookie] | None = None,
+    scripts: bool = False,
+    **ctx: Any,
 ) -> Response[str]:
-    html = _env.get_template(template).render(**ctx)
+    """`scripts`: the page loads our local-time script (LOCAL_TIME_PATH), which its
+    Content-Security-Policy then allows; no page runs any other script."""
+    html = _env.get_template(template).render(local_time_script=LOCAL_TIME_PATH if scripts else None, **ctx)
     return Response(
         html,
         status_code=status,
         media_type="text/html; charset=utf-8",
-        headers=page_headers(form_target),
+        headers=page_headers(form_target, scripts=scripts),
         cookies=cookies or [],
     )
 
@@ -114,3 +127,12 @@ def see_other(location: str, *, cookies: list[Cookie] | None = None) -> Response
 @get("/oauth/assets/style.css")
 async def stylesheet() -> Response[bytes]:
     return Response(STYLESHEET, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
+
+
+@get(LOCAL_TIME_PATH)
+async def local_time_script() -> Response[bytes]:
+    return Response(
+        LOCAL_TIME_SCRIPT,
+        media_type="text/javascript",
+        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
