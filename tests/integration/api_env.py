@@ -35,6 +35,7 @@ class ApiEnv:
         self.pool = pool
         self.reg: dict[str, Any] | None = None
         self.authz_calls: list[str] = []  # paths the resource API asked the authorization server for
+        self.resource_link: Any = None  # how authz reaches the resource API's internal paths (`.app`)
 
     async def school(self, slug: str) -> str:
         """A school at the authorization server only: the resource API learns of it itself."""
@@ -52,6 +53,15 @@ class ApiEnv:
         return {"Authorization": f"Bearer {token}"}
 
 
+class _Later:
+    """An ASGI app bound after it is referred to (the two apps call each other)."""
+
+    app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
 @contextlib.asynccontextmanager
 async def api_env(
     *,
@@ -65,7 +75,9 @@ async def api_env(
     rs_redis_url: str | None = None,
     jwks_refetch: int = 0,
 ) -> AsyncIterator[ApiEnv]:
-    authz_app = create_authz(authz_settings, clock=clock)
+    resource_later = _Later()  # authz reads activity from the resource API, made below
+    to_resource = httpx.AsyncClient(transport=httpx.ASGITransport(app=resource_later), base_url="http://resource")
+    authz_app = create_authz(authz_settings, clock=clock, resource=to_resource)
     async with AppLifespan(authz_app):
         await PgClientStore(pool).ensure_service_client(
             client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API"
@@ -93,6 +105,7 @@ async def api_env(
             activity_flush_interval=300,
         )
         rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
+        resource_later.app = rs_app
         async with AppLifespan(rs_app):
             if rs_redis_url is None:
                 assert await rs_app.state.resources.verifier.feed.wait_healthy()
@@ -103,5 +116,6 @@ async def api_env(
                 authz_client.app = authz_app
                 running = ApiEnv(Flow(authz_client, pool, redis), api, rs_app, pool)
                 running.authz_calls = calls
+                running.resource_link = resource_later
                 yield running
         await to_authz.aclose()

@@ -32,6 +32,7 @@ from .web import (
     pages,
     register,
     revocation,
+    school_apps,
     signin,
     token,
     userinfo,
@@ -70,6 +71,7 @@ ROUTES = [
     introspection.introspect,
     userinfo.userinfo,
     jwks.jwks,
+    *school_apps.ROUTES,
     *INTERNAL_ROUTES,
     *admin.ADMIN_ROUTES,
 ]

@@ -41,6 +41,7 @@ from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
+from .storage.school_apps import PgSchoolAppStore
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
 from .storage.users import PgUserStore
@@ -68,6 +69,7 @@ class Components:
     event_store: PgEventStore
     notices: PgNoticeStore  # a new connection, told to its person once
     activity: ActivityReader  # what apps did, from the resource API (closed with the app)
+    school_apps: PgSchoolAppStore  # the school's apps page: everyone's grants there, blocked apps
     webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task (started with the app)
     housekeeping: PgHousekeeping
     interactions: RedisInteractionStore
@@ -137,6 +139,7 @@ class Components:
             event_store=event_store,
             notices=PgNoticeStore(pool),
             activity=ActivityReader(resource, settings.internal_token),
+            school_apps=PgSchoolAppStore(pool),
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=PgHousekeeping(
                 pool,

@@ -82,6 +82,8 @@ async def _remembered(
     remembered = await c.consents.scope(user_id, client.client_id)
     if user is None or user.disabled or remembered is None:
         return None
+    if await c.school_apps.blocked(user.school_id, client.client_id):
+        return None  # the consent page says why
     granted, _ = grantable(request.scope, role=user.role, client=client)
     if not granted or not set(granted) <= set(remembered.split()):
         return None

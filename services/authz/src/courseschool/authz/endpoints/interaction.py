@@ -65,6 +65,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     already: list[str]  # asked for again, allowed before (a step-up shows the difference)
     beyond_registration: list[str]  # asked for, outside the app's registered scope: not granted
     beyond_role: list[str]  # asked for, beyond the person's role: not granted
+    blocked: bool  # the person's school blocked this app: nothing may be allowed
 
 
 async def open_interaction(c: Components, uid: str, binding: str | None) -> Interaction:
@@ -159,7 +160,8 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
     if client is None or user is None:
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     now = offer(interaction.request.scope, role=user.role, client=client)
-    granted = now.granted
+    blocked = await c.school_apps.blocked(user.school_id, client.client_id)
+    granted = [] if blocked else now.granted
     interaction.shown = granted  # the decision grants at most what this page shows
     await c.interactions.save(interaction)
     seen, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
@@ -180,6 +182,7 @@ async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
         already=[s for s in granted if s in allowed],
         beyond_registration=now.beyond_registration,
         beyond_role=now.beyond_role,
+        blocked=blocked,
     )
 
 
@@ -222,6 +225,9 @@ async def decide(
         audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id)
         denied = AccessDeniedError("the user denied the request")
         return error_redirect_url(denied, request.redirect_uri, request.state, issuer)
+    if await c.school_apps.blocked(user.school_id, client.client_id):
+        blocked = AccessDeniedError("the user's school blocked this client")
+        return error_redirect_url(blocked, request.redirect_uri, request.state, issuer)
     now = offer(request.scope, role=user.role, client=client)
     granted = approved_scope(interaction.shown, now.granted, kept)
     if not granted:

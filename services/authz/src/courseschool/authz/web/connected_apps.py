@@ -18,7 +18,9 @@ from litestar.params import FromPath
 from courseschool.common.answers import PAGE
 
 from ..endpoints import connected_apps as flow
+from ..endpoints.interaction import notices_for
 from ..protocol.models import User
+from .activity_words import activity_view
 from .http import Authz
 from .interaction import form_fields, session_cookie_name
 from .pages import render, see_other
@@ -91,10 +93,15 @@ async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[A
         return see_other(signin_url(PATH))
     session_id, user = viewer
     done = request.query_params.get("done")
+    apps = await flow.connected_apps(authz, user)
+    grant_ids = [one.grant_id for app in apps for one in app.sign_ins]
+    record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
     return render(
         "apps.html",
         email=user.email,
-        cards=[_card(app) for app in await flow.connected_apps(authz, user)],
+        cards=[_card(app) for app in apps],
+        activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
+        notices=await notices_for(authz, user.id, session_id),
         csrf=flow.form_token(authz, session_id),
         done=done if done in DONE else None,
         notice=await _notice(request, authz, user),

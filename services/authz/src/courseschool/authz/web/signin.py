@@ -28,7 +28,7 @@ from .pages import render, see_other
 PATH = "/oauth/signin"
 PURPOSE = "signin"
 SIGNIN_COOKIE = "cs_signin"
-NEXT_PAGES = ("/oauth/apps",)  # where a sign-in may lead; the first is the default
+NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps")  # where a sign-in may lead; the first is the default
 
 
 def signin_url(next_page: str) -> str:

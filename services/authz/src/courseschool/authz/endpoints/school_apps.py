@@ -1,0 +1,168 @@
+"""The school's apps page (`/oauth/school/apps`), for a school's owners and admins:
+every app anyone at the school connected, who approved it (name, role), what it may
+do, when it was last used and what it did; and three actions, each confirmed and bound
+to the session: end one person's access to an app, end everyone's at the school, and
+block the app for the school (no one there may approve it again; its grants there end;
+its consent page says the school blocked it). Lecturers and students get a 404: the
+page does not exist for them. Every action is an event (`app_blocked` a security one)."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from courseschool.common.errors import NotFoundError
+from courseschool.common.logging import audit
+
+from ..components import Components
+from ..protocol.client_names import ClientKind, client_kind
+from ..protocol.models import User
+from ..storage.school_apps import BlockedApp, SchoolGrant
+from . import page_forms
+
+PURPOSE = "school-apps"
+REASON = "revoked_by_school"
+STEWARDS = frozenset({"owner", "admin"})
+NO_PAGE = "There is no such page."
+NO_ACCESS = "There is no such access at your school: it may have ended already."
+
+
+class Approver(msgspec.Struct, frozen=True, kw_only=True):
+    user_id: str
+    name: str
+    email: str
+    role: str
+    scope: list[str]  # what their sign-ins hold together
+    grant_ids: list[str]  # their sign-ins of the app
+    sign_ins: int
+    approved_at: int  # the first of their sign-ins
+    last_used_at: int | None
+
+
+class SchoolApp(msgspec.Struct, frozen=True, kw_only=True):
+    client_id: str
+    name: str
+    kind: ClientKind
+    verified_origin: str | None
+    people: list[Approver]  # most recently used first
+    last_used_at: int | None
+
+
+def steward(user: User | None) -> User:
+    """The signed-in person, if they look after their school's apps; 404 otherwise."""
+    if user is None or user.role not in STEWARDS or user.disabled:
+        raise NotFoundError(NO_PAGE)
+    return user
+
+
+def form_token(c: Components, session_id: str) -> str:
+    return page_forms.form_token(c, PURPOSE, session_id)
+
+
+def check_form(c: Components, session_id: str, csrf: str) -> None:
+    page_forms.check_form_token(c, PURPOSE, session_id, csrf)
+
+
+def _by_app(grants: list[SchoolGrant]) -> list[SchoolApp]:
+    apps: dict[str, list[SchoolGrant]] = {}
+    for grant in grants:
+        apps.setdefault(grant.client_id, []).append(grant)
+    return [_app(held) for held in apps.values()]
+
+
+def _app(held: list[SchoolGrant]) -> SchoolApp:
+    first = held[0]
+    people: dict[str, list[SchoolGrant]] = {}
+    for grant in held:
+        people.setdefault(grant.user_id, []).append(grant)
+    approvers = [
+        Approver(
+            user_id=user_id,
+            name=grants[0].user_name,
+            email=grants[0].user_email,
+            role=grants[0].user_role,
+            scope=sorted({s for g in grants for s in g.scope.split()}),
+            grant_ids=[g.grant_id for g in grants],
+            sign_ins=len(grants),
+            approved_at=min(g.approved_at for g in grants),
+            last_used_at=max((g.last_used_at for g in grants if g.last_used_at is not None), default=None),
+        )
+        for user_id, grants in people.items()
+    ]
+    return SchoolApp(
+        client_id=first.client_id,
+        name=first.client_name or "An unnamed application",
+        kind=client_kind(first),
+        verified_origin=first.verified_origin,
+        people=approvers,
+        last_used_at=approvers[0].last_used_at,
+    )
+
+
+async def school_apps(c: Components, user: User) -> tuple[list[SchoolApp], list[BlockedApp]]:
+    """The apps people at the steward's school hold live access for, and the blocked ones."""
+    steward(user)
+    grants = await c.school_apps.live_grants(user.school_id)
+    return _by_app(grants), await c.school_apps.blocked_apps(user.school_id)
+
+
+async def app_at_school(c: Components, user: User, client_id: str) -> SchoolApp:
+    """One app as the page lists it (a confirmation names it); 404 when no one at the
+    school holds access for it."""
+    apps, _ = await school_apps(c, user)
+    found = next((app for app in apps if app.client_id == client_id), None)
+    if found is None:
+        raise NotFoundError(NO_ACCESS)
+    return found
+
+
+async def end_access(c: Components, user: User, client_id: str, person: str | None) -> int:
+    """End one person's access to the app (`person`: their id), or everyone's at the
+    school; 404 when there is none. How many sign-ins ended."""
+    steward(user)
+    grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id, _person(person))
+    if not grant_ids:
+        raise NotFoundError(NO_ACCESS)
+    for grant_id in grant_ids:
+        await c.revoker.revoke_grant(grant_id, reason=REASON)
+    audit(
+        "school_access_ended",
+        actor="user",
+        subject=user.id,
+        client_id=client_id,
+        person=person,
+        count=len(grant_ids),
+    )
+    return len(grant_ids)
+
+
+async def block(c: Components, user: User, client_id: str) -> int:
+    """Block the app for the steward's school and end its grants there; how many ended."""
+    steward(user)
+    client = await c.directory.get(client_id) if client_id else None
+    if client is None:
+        raise NotFoundError("There is no such app.")
+    await c.school_apps.block(user.school_id, client_id, by=user.id, now=c.clock.now())
+    grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id)
+    for grant_id in grant_ids:
+        await c.revoker.revoke_grant(grant_id, reason=REASON)
+    audit("app_blocked", actor="user", subject=user.id, client_id=client_id, grants_ended=len(grant_ids))
+    return len(grant_ids)
+
+
+async def unblock(c: Components, user: User, client_id: str) -> None:
+    steward(user)
+    if not await c.school_apps.unblock(user.school_id, client_id):
+        raise NotFoundError("This app is not blocked at your school.")
+    audit("app_unblocked", actor="user", subject=user.id, client_id=client_id)
+
+
+def _person(person: str | None) -> str | None:
+    """A person's id from a form (None: everyone); a malformed one names no access: 404."""
+    if person is None:
+        return None
+    try:
+        return str(uuid.UUID(person))
+    except ValueError:
+        raise NotFoundError(NO_ACCESS) from None

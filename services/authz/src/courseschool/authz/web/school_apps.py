@@ -1,0 +1,131 @@
+"""GET /oauth/school/apps: the school's apps, for its owners and admins (404 for anyone
+else); GET .../confirm: the confirmation of an action, naming the app (and the person);
+POST .../end and .../block (.../unblock): the action, bound to the session by its CSRF
+token, then 303 back to the list, which says what ended. The app is named by a form
+field, not the path: a metadata document's client id is a URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+from courseschool.common.answers import PAGE
+from courseschool.common.errors import InvalidRequestError
+
+from ..endpoints import connected_apps as apps_flow
+from ..endpoints import school_apps as flow
+from ..protocol.models import User
+from .activity_words import activity_view
+from .http import Authz
+from .interaction import form_fields, session_cookie_name
+from .pages import render, see_other
+from .scope_words import scope_lines
+from .signin import signin_url
+
+PATH = "/oauth/school/apps"
+ACTIONS = ("end-person", "end-all", "block")
+DONE = ("ended", "ended-all", "blocked", "unblocked")
+
+
+async def _viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
+    session_id = request.cookies.get(session_cookie_name(authz.settings))
+    user = await apps_flow.signed_in_user(authz, session_id)
+    return (session_id, user) if user is not None and session_id is not None else None
+
+
+@get(PATH, opt=PAGE)
+async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    apps, blocked = await flow.school_apps(authz, user)
+    done = request.query_params.get("done")
+    grant_ids = [g for app in apps for person in app.people for g in person.grant_ids]
+    record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
+    return render(
+        "school_apps.html",
+        activity=None
+        if record is None
+        else {
+            (app.client_id, p.user_id): activity_view([record[g] for g in p.grant_ids if g in record])
+            for app in apps
+            for p in app.people
+        },
+        user=user,
+        school_name=await authz.users.school_name(user.school_id) or "your school",
+        apps=[(app, scope_lines({s for p in app.people for s in p.scope})) for app in apps],
+        blocked=blocked,
+        csrf=flow.form_token(authz, session_id),
+        done=done if done in DONE else None,
+    )
+
+
+@get(f"{PATH}/confirm", opt=PAGE)
+async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    query = request.query_params
+    action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
+    if action not in ACTIONS or (action == "end-person") != (person is not None):
+        raise InvalidRequestError("choose an action from the school's apps page", advice="Go back and try again.")
+    app = await flow.app_at_school(authz, user, client_id)
+    named = next((p for p in app.people if p.user_id == person), None)
+    if action == "end-person" and named is None:
+        raise InvalidRequestError("that person holds no access to this app", advice="Go back and try again.")
+    return render(
+        "school_apps_confirm.html",
+        app=app,
+        action=action,
+        person=named,
+        school_name=await authz.users.school_name(user.school_id) or "your school",
+        csrf=flow.form_token(authz, session_id),
+    )
+
+
+async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User, dict[str, str]] | Response[Any]:
+    viewer = await _viewer(request, authz)
+    if viewer is None:
+        return see_other(signin_url(PATH))
+    session_id, user = viewer
+    flow.steward(user)
+    fields = await form_fields(request)
+    flow.check_form(authz, session_id, fields.get("csrf", ""))
+    return user, fields
+
+
+@post(f"{PATH}/end", opt=PAGE)
+async def end_access(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    checked = await _checked(request, authz)
+    if isinstance(checked, Response):
+        return checked
+    user, fields = checked
+    person = fields.get("person") or None
+    await flow.end_access(authz, user, fields.get("client_id", ""), person)
+    return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
+
+
+@post(f"{PATH}/block", opt=PAGE)
+async def block_app(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    checked = await _checked(request, authz)
+    if isinstance(checked, Response):
+        return checked
+    user, fields = checked
+    await flow.block(authz, user, fields.get("client_id", ""))
+    return see_other(f"{PATH}?done=blocked")
+
+
+@post(f"{PATH}/unblock", opt=PAGE)
+async def unblock_app(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+    checked = await _checked(request, authz)
+    if isinstance(checked, Response):
+        return checked
+    user, fields = checked
+    await flow.unblock(authz, user, fields.get("client_id", ""))
+    return see_other(f"{PATH}?done=unblocked")
+
+
+ROUTES = [school_apps_page, confirm_page, end_access, block_app, unblock_app]
