@@ -8,12 +8,11 @@ PKGS   := libs/common services/authz services/resource-api services/discovery pl
 
 .PHONY: run test unit check bench install clean
 
-$(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS))
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.lock
-	$(BIN)/python -m pip install -q --no-deps $(foreach p,$(PKGS),-e $(p)) --config-settings editable_mode=compat
-	touch $@
+# uv installs the lock (pip where uv cannot run): tools/install.py says each step and how
+# long the whole took. uv itself is pinned in the lock and kept in .tools/ (see the script).
+$(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS)) tools/install.py
+	@$(PYTHON) tools/install.py
+	@touch $@
 
 install: $(STAMP)
 

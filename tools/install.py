@@ -1,0 +1,161 @@
+"""`make install`: the virtualenv `.venv` with every package pinned in requirements.lock
+and the five local packages (editable), installed with uv, or with pip where uv cannot run.
+
+uv is the PyPI package `uv` (a wheel with its binary inside) at the version the lock pins,
+installed with pip into a virtualenv of its own, `.tools/uv/`, which this script owns
+(made once; `make clean` keeps it). Nothing is downloaded by a script of its own: pip
+and uv fetch packages from the index the machine's pip and uv are set up for.
+
+Each step says what it does, uv's own progress shows while it installs, and the last
+line says what was installed and how long it took. Runs on the interpreter that runs
+it (`make install PYTHON=python3.12` picks another); the standard library only.
+
+INSTALLER=pip makes it use pip even where uv runs (the fallback, on purpose)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "requirements.lock"
+VENV = ROOT / ".venv"
+TOOLS = ROOT / ".tools" / "uv"
+PACKAGES = ("libs/common", "services/authz", "services/resource-api", "services/discovery", "platform")
+# setuptools' "compat" editable mode: a path entry per package, which mypy and the
+# namespace packages (courseschool.*) read like an ordinary install.
+EDITABLE = ("--config-settings", "editable_mode=compat")
+
+STARTED = time.monotonic()
+
+
+def say(message: str) -> None:
+    print(f"install: {message}", flush=True)
+
+
+def elapsed(since: float = STARTED) -> str:
+    return f"{time.monotonic() - since:.1f} s"
+
+
+def pins() -> dict[str, str]:
+    """name -> version of every line of the lock (`name==version`, nothing else)."""
+    found = {}
+    for line in LOCK.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, sep, version = line.partition("==")
+            if not sep:
+                sys.exit(f"install: requirements.lock: {line!r} is not pinned with ==")
+            found[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return found
+
+
+def run(*command: str | Path) -> None:
+    done = subprocess.run([str(part) for part in command], check=False)
+    if done.returncode != 0:
+        sys.exit(f"install: failed ({done.returncode}): {' '.join(map(str, command))}")
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def uv_binary(version: str) -> tuple[Path | None, str]:
+    """`.tools/uv/bin/uv` at the pinned version, installed with pip when missing or
+    another version; (None, why) when uv cannot be had or cannot run here."""
+    uv = TOOLS / "bin" / "uv"
+    if _uv_version(uv) == version:
+        return uv, ""
+    step = time.monotonic()
+    say(f"uv {version}: installing it into {TOOLS.relative_to(ROOT)}/ with pip (once)")
+    if not venv_python(TOOLS).exists():
+        shutil.rmtree(TOOLS, ignore_errors=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(TOOLS)], check=False)
+        if made.returncode != 0:
+            return None, "no virtualenv for it could be made"
+    got = subprocess.run(
+        [str(venv_python(TOOLS)), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={version}"],
+        check=False,
+    )
+    if got.returncode != 0:
+        return None, f"pip could not install uv=={version} (no wheel for this platform?)"
+    found = _uv_version(uv)
+    if found != version:
+        return None, f"its binary does not run here ({found or 'no output'})"
+    say(f"uv {version}: ready ({elapsed(step)})")
+    return uv, ""
+
+
+def _uv_version(uv: Path) -> str | None:
+    if not uv.exists():
+        return None
+    try:
+        out = subprocess.run([str(uv), "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError:
+        return None
+    words = out.stdout.split()
+    return words[1] if out.returncode == 0 and len(words) > 1 else None
+
+
+def install_with_uv(uv: Path) -> None:
+    python = venv_python(VENV)
+    if not python.exists():
+        say(f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
+        run(uv, "venv", "--quiet", "--allow-existing", "--python", sys.executable, VENV)
+    say(f"{len(pins())} pinned packages from {LOCK.name}")
+    run(uv, "pip", "install", "--python", python, "-r", LOCK)
+    say(f"{len(PACKAGES)} local packages, editable")
+    editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
+    run(uv, "pip", "install", "--python", python, "--no-deps", *EDITABLE, *editables)
+
+
+def install_with_pip() -> None:
+    python = venv_python(VENV)
+    if not python.exists():
+        say(f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
+        run(sys.executable, "-m", "venv", VENV)
+    elif subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True, check=False).returncode:
+        run(python, "-m", "ensurepip", "--upgrade")  # a virtualenv made by uv has no pip
+    pip = (python, "-m", "pip", "install", "--disable-pip-version-check")
+    run(*pip, "-q", "--upgrade", "pip")
+    say(f"{len(pins())} pinned packages from {LOCK.name} (pip shows each one)")
+    run(*pip, "--progress-bar", "off", "-r", LOCK)
+    say(f"{len(PACKAGES)} local packages, editable")
+    editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
+    run(*pip, "-q", "--no-deps", *EDITABLE, *editables)
+
+
+def main() -> int:
+    os.chdir(ROOT)
+    lock = pins()
+    installer = os.environ.get("INSTALLER", "uv")
+    if installer not in ("uv", "pip"):
+        sys.exit(f"install: INSTALLER={installer!r}: uv or pip")
+    uv: Path | None = None
+    if installer == "uv":
+        version = lock.get("uv")
+        if version is None:
+            sys.exit("install: requirements.lock pins no uv (uv==VERSION)")
+        uv, why = uv_binary(version)
+        if uv is None:
+            say(f"uv cannot be used here: {why}; falling back to pip")
+    if uv is not None:
+        install_with_uv(uv)
+        used = f"uv {lock['uv']}"
+    else:
+        install_with_pip()
+        used = "pip"
+    say(
+        f"done: {len(lock)} packages from {LOCK.name} and {len(PACKAGES)} local ones in {VENV.name}/, "
+        f"with {used}, in {elapsed()}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
