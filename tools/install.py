@@ -2,8 +2,8 @@
 and the five local packages (editable), installed with uv, or with pip where uv cannot run.
 
 uv is the PyPI package `uv` (a wheel with its binary inside) at the version the lock pins,
-installed with pip into a virtualenv of its own, `.tools/uv/`, which this script owns
-(made once; `make clean` keeps it). Nothing is downloaded by a script of its own: pip
+installed with pip into `.tools/uv/`, a folder this script owns (made once; `make clean`
+keeps it). Nothing is downloaded by a script of its own: pip
 and uv fetch packages from the index the machine's pip and uv are set up for.
 
 Each step says what it does, uv's own progress shows while it installs, and the last
@@ -73,22 +73,25 @@ def uv_binary(version: str) -> tuple[Path | None, str]:
         return uv, ""
     step = time.monotonic()
     say(f"uv {version}: installing it into {TOOLS.relative_to(ROOT)}/ with pip (once)")
-    if not venv_python(TOOLS).exists():
+    shutil.rmtree(TOOLS, ignore_errors=True)
+    quiet = ("-q", "--disable-pip-version-check", "--root-user-action=ignore")
+    # The interpreter's own pip, into a plain folder (no virtualenv to make); a virtualenv
+    # of its own where that pip is missing or refuses (an externally managed Python).
+    if _pip(sys.executable, *quiet, "--target", str(TOOLS), f"uv=={version}") != 0:
         shutil.rmtree(TOOLS, ignore_errors=True)
-        made = subprocess.run([sys.executable, "-m", "venv", str(TOOLS)], check=False)
-        if made.returncode != 0:
+        if subprocess.run([sys.executable, "-m", "venv", str(TOOLS)], check=False).returncode != 0:
             return None, "no virtualenv for it could be made"
-    got = subprocess.run(
-        [str(venv_python(TOOLS)), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"uv=={version}"],
-        check=False,
-    )
-    if got.returncode != 0:
-        return None, f"pip could not install uv=={version} (no wheel for this platform?)"
+        if _pip(str(venv_python(TOOLS)), *quiet, f"uv=={version}") != 0:
+            return None, f"pip could not install uv=={version} (no wheel for this platform?)"
     found = _uv_version(uv)
     if found != version:
         return None, f"its binary does not run here ({found or 'no output'})"
     say(f"uv {version}: ready ({elapsed(step)})")
     return uv, ""
+
+
+def _pip(python: str, *args: str) -> int:
+    return subprocess.run([python, "-m", "pip", "install", *args], check=False).returncode
 
 
 def _uv_version(uv: Path) -> str | None:
@@ -111,7 +114,8 @@ def install_with_uv(uv: Path) -> None:
     run(uv, "pip", "install", "--python", python, "-r", LOCK)
     say(f"{len(PACKAGES)} local packages, editable")
     editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
-    run(uv, "pip", "install", "--python", python, "--no-deps", *EDITABLE, *editables)
+    # Built with the lock's setuptools, already in the virtualenv: no build environments.
+    run(uv, "pip", "install", "--python", python, "--no-deps", "--no-build-isolation", *EDITABLE, *editables)
 
 
 def install_with_pip() -> None:
