@@ -6,7 +6,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PKGS   := libs/common services/authz services/resource-api services/discovery platform
 
-.PHONY: run test unit check bench install clean
+# The test suite mostly waits (servers, subprocesses, a browser): two workers per core,
+# pytest-xdist, one database and one Redis database each (tests/infra.py). Tests that must
+# share a worker are marked xdist_group. TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 2 )))
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
+.PHONY: run test test-fast unit check bench install clean
 
 # uv installs the lock (pip where uv cannot run): tools/install.py says each step and how
 # long the whole took. uv itself is pinned in the lock and kept in .tools/ (see the script).
@@ -20,13 +26,18 @@ run: $(STAMP)
 	$(BIN)/python -m courseschool.platform run
 
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The inner loop: unit and integration tests (in-process apps over real PostgreSQL and
+# Redis), no browser, no server processes.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(XDIST) tests/unit tests/integration $(PYTEST_ARGS)
 
 # Lint, format and types: ruff over every Python file, mypy over the product code.
 CHECKED := libs/common/src services/authz/src services/resource-api/src services/discovery/src platform/src
 check: $(STAMP)
-	$(BIN)/ruff check libs services platform tests bench
-	$(BIN)/ruff format --check libs services platform tests bench
+	$(BIN)/ruff check libs services platform tests bench tools
+	$(BIN)/ruff format --check libs services platform tests bench tools
 	$(BIN)/mypy $(CHECKED)
 
 unit: $(STAMP)

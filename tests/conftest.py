@@ -1,9 +1,17 @@
-"""Fixtures shared by every test: a real Postgres database and a real Redis."""
+"""Fixtures shared by every test: a real Postgres database and a real Redis.
+
+With pytest-xdist (`make test` runs it) each worker is a session of its own with its
+own database and Redis database (tests/infra.py). The migrations run once per run and
+server: into a template database that every worker's database is copied from."""
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
+import json
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -14,7 +22,9 @@ from courseschool.common.db import migrate
 from courseschool.common.jose import new_kek
 from courseschool.platform.migrate import MIGRATIONS
 
-from .infra import postgres_server, redis_server, temporary_database
+from .infra import fresh_database_name, postgres_server, redis_server, temporary_database, with_database
+
+TEMPLATES = "migrated-templates.json"  # in the run's shared folder: admin URL -> template database
 
 TABLES = (
     "authz_refresh_tokens",
@@ -55,17 +65,81 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+def _run_folder(factory: pytest.TempPathFactory) -> Path:
+    """The folder every process of this run sees: the base temporary folder, whose
+    sub-folders are the xdist workers' own (popen-gwN)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
-async def database_url(postgres_admin_url: str) -> AsyncIterator[str]:
-    """A database of this test session's own, migrated, dropped at the end."""
-    async with temporary_database(postgres_admin_url) as url:
-        conn = await asyncpg.connect(url)
-        try:
-            for service, directory in MIGRATIONS:
-                await migrate(conn, service, directory)
-        finally:
-            await conn.close()
+async def migrated_template(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A database with every service's migrations, made by the first worker that needs
+    it (the others wait on a file lock, then copy it): named in the run's folder, never
+    connected to once made (a template must not be), dropped when the run ends
+    (pytest_sessionfinish below)."""
+    folder = _run_folder(tmp_path_factory)
+    record = folder / TEMPLATES
+    with (folder / (TEMPLATES + ".lock")).open("a") as lock:
+        await asyncio.to_thread(fcntl.flock, lock, fcntl.LOCK_EX)  # waiting holds up no event loop
+        return await _template_of(postgres_admin_url, record)  # the lock goes with the file
+
+
+async def _template_of(postgres_admin_url: str, record: Path) -> str:
+    """The template made on this server in this run, made now if none is."""
+    made: dict[str, str] = json.loads(record.read_text()) if record.exists() else {}
+    if postgres_admin_url in made:
+        return made[postgres_admin_url]
+    name = fresh_database_name("cs_template")
+    admin = await asyncpg.connect(postgres_admin_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    made[postgres_admin_url] = name
+    record.write_text(json.dumps(made))  # before migrating: a failure still leaves it to drop
+    conn = await asyncpg.connect(with_database(postgres_admin_url, name))
+    try:
+        for service, directory in MIGRATIONS:
+            await migrate(conn, service, directory)
+    finally:
+        await conn.close()
+    return name
+
+
+@pytest.fixture(scope="session")
+async def database_url(postgres_admin_url: str, migrated_template: str) -> AsyncIterator[str]:
+    """A database of this test session's own, migrated (a copy of the template),
+    dropped at the end."""
+    async with temporary_database(postgres_admin_url, template=migrated_template) as url:
         yield url
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's end (in xdist's controller, after every worker): drop the templates made
+    on servers that outlive the run. Embedded servers and containers were a worker's own
+    and are gone with it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    record = _run_folder(session.config._tmp_path_factory) / TEMPLATES  # type: ignore[attr-defined]
+    server = os.environ.get("TEST_DATABASE_URL")
+    if not server or not record.exists():
+        return
+    name = json.loads(record.read_text()).get(server)
+    if name:
+        loop = asyncio.new_event_loop()  # pytest-asyncio's loops are left alone
+        try:
+            loop.run_until_complete(_drop(server, name))
+        finally:
+            loop.close()
+
+
+async def _drop(admin_url: str, name: str) -> None:
+    admin = await asyncpg.connect(admin_url)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
 
 
 @pytest.fixture(scope="session")

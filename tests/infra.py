@@ -8,6 +8,13 @@ podman's Docker-compatible API: the socket of `podman system service`, which is 
 for the session when podman is installed and no socket answers yet. Every test session
 gets a database of its own, dropped at the end. Which path each server took, and why,
 is printed in pytest's summary (`PATHS_TAKEN`).
+
+Under pytest-xdist every worker is a test session of its own: its own database (a copy
+of one migrated template, see tests/conftest.py) and its own Redis database, since the
+tests flush theirs. Worker n (gw0, gw1, ...) uses Redis database BASE + n, where BASE is
+the one TEST_REDIS_URL names (`redis://host:6379/7` with four workers: 7, 8, 9 and 10);
+a Redis server has 16 databases unless TEST_REDIS_DATABASES says how many more it has.
+Containers and embedded servers are started per worker, so they need none of this.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 POSTGRES_IMAGE = "postgres:16-alpine"
 REDIS_IMAGE = "redis:7-alpine"
@@ -146,12 +153,41 @@ def postgres_server() -> Iterator[str]:
             servers.stop()
 
 
+def worker_number() -> int:
+    """n for pytest-xdist's worker gwn; 0 without xdist (or with -n 0)."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(name.removeprefix("gw")) if name.startswith("gw") else 0
+
+
+def redis_url_for_worker(url: str, worker: int) -> str:
+    """The Redis database of worker `worker`: the one `url` names (0 when none) plus
+    `worker`, in the path (`redis://host:port/N`) or, for a Unix socket, in `?db=N`."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.scheme == "unix":
+        base = int(query.get("db", ["0"])[0])
+    else:
+        base = int(parts.path.strip("/") or "0")
+    db = base + worker
+    databases = int(os.environ.get("TEST_REDIS_DATABASES", "16"))
+    if db >= databases:
+        raise RuntimeError(
+            f"TEST_REDIS_URL names Redis database {base}, and pytest-xdist worker gw{worker} needs database {db}: "
+            f"the server has {databases} (0-{databases - 1}). Name a lower database in TEST_REDIS_URL or run "
+            "fewer workers (make test TEST_WORKERS=N); TEST_REDIS_DATABASES tells a server with more."
+        )
+    if parts.scheme == "unix":
+        query["db"] = [str(db)]
+        return f"unix://{parts.netloc}{parts.path}?{urlencode(query, doseq=True)}"  # urlunsplit drops the //
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     url = os.environ.get("TEST_REDIS_URL")
     if url:
         PATHS_TAKEN["Redis"] = "the server of TEST_REDIS_URL"
-        yield url
+        yield redis_url_for_worker(url, worker_number())
         return
     usable, why = engine_for_image(REDIS_IMAGE)
     if usable:

@@ -58,6 +58,8 @@ from ..deployment import (
 )
 
 K8S = DEPLOY / "k8s"
+# pytest-xdist: one worker: the module's gateways and platform are started once.
+pytestmark = pytest.mark.xdist_group("deploy")
 DOCKERFILE = DEPLOY / "Dockerfile"
 KUSTOMIZATIONS = ("base", "overlays/dev", "overlays/prod")
 KUBERNETES_VERSION = "1.30.0"

@@ -72,6 +72,8 @@ def _get(port: int, target: str) -> tuple[int, dict[str, str], bytes]:
     return int(lines[0].split(" ")[1]), headers, body
 
 
+# pytest-xdist: one worker: the module's gateway is started once.
+pytestmark = pytest.mark.xdist_group("gateway-paths")
 AMBIGUOUS = [
     # normalised to a public prefix, passed on raw: a service saw /internal/..., /healthz/...
     "/internal/schools/demo/../../../oauth/authorize",

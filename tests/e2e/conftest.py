@@ -31,7 +31,7 @@ import pytest
 
 DEMO_EMAIL = "e2e-owner@example.test"
 DEMO_PASSWORD = "e2e correct horse battery staple"
-READY_TIMEOUT = 30.0
+READY_TIMEOUT = 90.0  # a bound, not a wait: start-up competes with the other xdist workers
 STOP_TIMEOUT = 15.0
 
 # Settings the platform reads from the environment; the test decides every one of them.
@@ -295,8 +295,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[Any]:
+    """One Chromium per test session (per pytest-xdist worker); each test opens contexts
+    of its own in it, which share no cookies or storage."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
     from playwright.async_api import async_playwright

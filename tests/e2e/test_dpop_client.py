@@ -30,6 +30,8 @@ from ..dpop_proofs import DpopKey
 from .conftest import CallbackServer, Platform, running_platform
 from .support import Human
 
+# pytest-xdist: one worker: `npm ci` runs in tests/clients/, a folder of the repository.
+pytestmark = pytest.mark.xdist_group("npm-clients")
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 STEP_TIMEOUT = 60.0
 

@@ -25,6 +25,8 @@ import pytest
 from .conftest import Platform
 from .support import owner_token
 
+# pytest-xdist: one worker: `npm ci` runs in tests/openapi/, a folder of the repository.
+pytestmark = pytest.mark.xdist_group("npm-openapi")
 TOOLS = Path(__file__).resolve().parents[1] / "openapi"
 # No telemetry, update checks or install scripts from the tools.
 QUIET = {

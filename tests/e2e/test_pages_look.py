@@ -50,6 +50,8 @@ import pytest
 from .conftest import CallbackServer, Platform, admin_cli, create_person
 from .support import SCOPE, authorization_request, discover, register
 
+# pytest-xdist: one worker: the module's fixture writes test-artifacts/contrast.txt from all of its tests.
+pytestmark = pytest.mark.xdist_group("pages-look")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 BROWSER_TOOLS = Path(__file__).resolve().parents[1] / "browser"
 # axe's findings per (page, theme, width): violations, and the ids of the rules that passed

@@ -25,6 +25,8 @@ import pytest
 
 from .conftest import _PLATFORM_ENV, _tail, free_port
 
+# pytest-xdist: one worker: one data folder (initdb once) for every start of the module.
+pytestmark = pytest.mark.xdist_group("stop-signals")
 START_TIMEOUT = 120.0  # the first start runs initdb
 EXIT_TIMEOUT = 40.0  # granian's worker grace (20 s) plus stopping both servers (10 s each at most)
 
