@@ -22,8 +22,10 @@ $(STAMP): requirements.lock $(addsuffix /pyproject.toml,$(PKGS)) tools/install.p
 
 install: $(STAMP)
 
+# When `make run` began (before the install it may do): the banner counts time to ready from it.
+run: export RUN_STARTED_AT := $(shell $(PYTHON) -c 'import time; print(time.time())')
 run: $(STAMP)
-	$(BIN)/python -m courseschool.platform run
+	@$(BIN)/python -m courseschool.platform run
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)

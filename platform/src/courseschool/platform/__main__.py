@@ -16,6 +16,9 @@ import contextlib
 import os
 import signal
 import sys
+import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -228,20 +231,32 @@ def run_platform(args: argparse.Namespace) -> int:
     signals = StartUpSignals()
     limits = {name: os.environ.setdefault(name, value) for name, value in DEVELOPMENT_LIMITS.items()}
     running: Path | None = None
+    start = StartUp()
     try:
-        with signals.held():
-            database_url = settings.database_url or servers.start_postgres()
-        with signals.held():
-            redis_url = settings.redis_url or servers.start_redis()
+        if settings.database_url:
+            database_url = settings.database_url
+        else:
+            first = not (data_dir / "postgres" / "PG_VERSION").exists()
+            with signals.held(), start.step("embedded PostgreSQL", "first start: initdb" if first else ""):
+                database_url = servers.start_postgres()
+        if settings.redis_url:
+            redis_url = settings.redis_url
+        else:
+            with signals.held(), start.step("embedded Redis"):
+                redis_url = servers.start_redis()
         kek = settings.key_encryption_key or read_or_create_secret(data_dir / KEK_FILE, new_kek)
         if not settings.database_url and not settings.redis_url:
             running = _write_running(data_dir, database_url, redis_url)
         rs_secret = new_token()
-        asyncio.run(
-            prepare(
-                database_url, demo_email=settings.demo_email, demo_password=settings.demo_password, rs_secret=rs_secret
+        with start.step("migrations and the demo school"):
+            asyncio.run(
+                prepare(
+                    database_url,
+                    demo_email=settings.demo_email,
+                    demo_password=settings.demo_password,
+                    rs_secret=rs_secret,
+                )
             )
-        )
         internal_token = settings.internal_token or new_token()
         shared = {
             "base_url": settings.base_url,
@@ -263,12 +278,13 @@ def run_platform(args: argparse.Namespace) -> int:
             f"  Metrics: {_metrics_command(settings, internal_token)}\n"
             f"  Administer it: .venv/bin/python -m courseschool.platform admin --help\n"
             f"  Development limits (LIMIT/SECONDS; production is stricter): "
-            f"{', '.join(f'{k} {v}' for k, v in limits.items())}\n",
+            f"{', '.join(f'{k} {v}' for k, v in limits.items())}",
             flush=True,
         )
         # The production server (granian, as `serve`): one worker process builds the app;
         # this process keeps the embedded servers and stops them once granian has stopped.
         ensure_port_free(settings.host, settings.port)  # again: taken while we started?
+        start.announce_ready(settings.host, settings.port)
         serve_app(partial(_worker_app, shared), host=settings.host, port=settings.port, stop_on_hangup=True)
     except KeyboardInterrupt:
         pass
@@ -295,6 +311,63 @@ def _worker_app(shared: dict[str, str]) -> Any:
     configure_logging(shared["log_level"], shared["log_format"])
     router = build(shared, public_probes=True)
     return server_app(router, router.apps, shared["forwarded_allow_ips"])
+
+
+class StartUp:
+    """What start-up is doing: one line as each step begins (a log line of its own may
+    follow), then, once /readyz answers, how long it took to be ready and what took the
+    time: from this process's start (the interpreter and the imports included) and, when
+    `make run` says when it began (RUN_STARTED_AT, seconds since the epoch), from there
+    too (its install included)."""
+
+    READY_WITHIN = 120.0  # stop asking after this; the log says what went wrong
+
+    def __init__(self) -> None:
+        import psutil
+
+        now, wall = time.monotonic(), time.time()
+        self.began = now - max(wall - psutil.Process().create_time(), 0.0)
+        self.steps: list[str] = [f"starting Python and the code {now - self.began:.1f} s"]
+        try:
+            make: float | None = float(os.environ.get("RUN_STARTED_AT", ""))
+        except ValueError:
+            make = None
+        self.make_began = None if make is None else now - max(wall - make, 0.0)
+
+    @contextlib.contextmanager
+    def step(self, what: str, detail: str = "") -> Iterator[None]:
+        print(f"  {what}{f' ({detail})' if detail else ''} ...", flush=True)
+        began = time.monotonic()
+        yield
+        self.steps.append(f"{what} {time.monotonic() - began:.1f} s")
+
+    def ready_line(self, now: float, server: float) -> str:
+        parts = ", ".join([*self.steps, f"the server and its apps {server:.1f} s"])
+        line = f"\n  Ready in {now - self.began:.1f} s ({parts})"
+        if self.make_began is not None:
+            line += f"; {now - self.make_began:.1f} s since `make run`"
+        return line + "\n"
+
+    def announce_ready(self, host: str, port: int) -> None:
+        """Asks /readyz from a thread of its own (granian takes this one), then prints."""
+        probe_host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        url = f"http://{f'[{probe_host}]' if ':' in probe_host else probe_host}:{port}/readyz"
+        serving = time.monotonic()
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via an HTTP(S)_PROXY
+
+        def wait() -> None:
+            while time.monotonic() - serving < self.READY_WITHIN:
+                try:
+                    with direct.open(url, timeout=1.0) as answer:
+                        if answer.status == 200:
+                            now = time.monotonic()
+                            print(self.ready_line(now, now - serving), flush=True)
+                            return
+                except OSError:
+                    pass  # not listening yet, or not ready (503)
+                time.sleep(0.1)
+
+        threading.Thread(target=wait, name="ready-announcer", daemon=True).start()
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
