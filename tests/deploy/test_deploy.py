@@ -636,7 +636,7 @@ def _requirements_of(name: str) -> list[str]:
 
 
 def _runtime_closure() -> tuple[set[str], list[str]]:
-    """Every distribution the image's `pip install -c requirements.lock <the four
+    """Every distribution the image's `uv pip install -c requirements.lock <the four
     packages>` pulls in, and those of them the lock does not pin."""
     lock = _lock()
     # The image's interpreter: python:3.11-slim, a recent 3.11 release.
@@ -671,7 +671,7 @@ def _runtime_closure() -> tuple[set[str], list[str]]:
 
 def test_image_runtime_dependencies_are_all_pinned_in_the_lock():
     """The image installs the four service packages with `-c requirements.lock`: every
-    package that pulls in, transitively, must be pinned there (else pip would pick
+    package that pulls in, transitively, must be pinned there (else uv would pick
     whatever is newest on the day of the build)."""
     seen, unpinned = _runtime_closure()
     assert not unpinned, f"runtime dependencies not pinned in requirements.lock: {unpinned}"
@@ -679,11 +679,14 @@ def test_image_runtime_dependencies_are_all_pinned_in_the_lock():
     assert "uvicorn" not in seen, "the services run on granian; uvicorn is only for the dev runner"
     # The Dockerfile installs exactly these four with their dependencies, then the
     # platform package alone (it declares the embedded servers, which stay out).
+    # Both with uv, as `make install` does, at the version the lock pins.
     dockerfile = DOCKERFILE.read_text()
-    assert "pip install --no-cache-dir -c requirements.lock \\\n" in dockerfile
+    assert "RUN uv pip install -c requirements.lock \\\n" in dockerfile
     for path in LOCAL_PACKAGES.values():
         assert f"./{path.relative_to(REPO)}" in dockerfile
-    assert "pip install --no-cache-dir --no-deps ./platform" in dockerfile
+    assert "uv pip install --no-deps ./platform" in dockerfile
+    assert "pip install --no-cache-dir \"$(grep '^uv==' requirements.lock)\"" in dockerfile
+    assert "uv" in _lock(), "uv is pinned in the lock like every other package"
 
 
 def test_image_has_every_third_party_module_the_services_import():
