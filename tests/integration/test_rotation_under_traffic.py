@@ -16,10 +16,13 @@ async def test_no_request_fails_while_keys_rotate(open_api_env) -> None:
         statuses: list[int] = []
         done = asyncio.Event()
 
+        rounds = [0]  # traffic's rounds over every token so far
+
         async def traffic() -> None:
             while not done.is_set():
                 for token in list(tokens):
                     statuses.append((await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code)
+                rounds[0] += 1
                 await asyncio.sleep(0)
 
         runner = asyncio.create_task(traffic())
@@ -40,7 +43,15 @@ async def test_no_request_fails_while_keys_rotate(open_api_env) -> None:
         await authz.keys.store.rotate_now("ES256", immediate=True)
         await authz.keys.maintain()
         tokens.append(await env.token("courses:read"))
-        await asyncio.sleep(0.3)
+        after = rounds[0]
+
+        async def traffic_went_on() -> None:
+            """Every token, the last one too, used in two whole rounds after the last
+            rotation, and more than 20 requests in all."""
+            while rounds[0] < after + 2 or len(statuses) <= 20:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(traffic_went_on(), 60)
         done.set()
         await runner
         assert len(statuses) > 20 and set(statuses) == {200}
