@@ -38,6 +38,20 @@ def say(message: str) -> None:
     print(f"install: {message}", flush=True)
 
 
+MARKS: list[tuple[str, float]] = []  # each step's short name and when it began
+
+
+def step(name: str, message: str) -> None:
+    """Say what begins now; its time is told in the last line."""
+    MARKS.append((name, time.monotonic()))
+    say(message)
+
+
+def breakdown() -> str:
+    ends = [began for _, began in MARKS[1:]] + [time.monotonic()]
+    return ", ".join(f"{name} {end - began:.1f} s" for (name, began), end in zip(MARKS, ends, strict=True))
+
+
 def elapsed(since: float = STARTED) -> str:
     return f"{time.monotonic() - since:.1f} s"
 
@@ -71,8 +85,8 @@ def uv_binary(version: str) -> tuple[Path | None, str]:
     uv = TOOLS / "bin" / "uv"
     if _uv_version(uv) == version:
         return uv, ""
-    step = time.monotonic()
-    say(f"uv {version}: installing it into {TOOLS.relative_to(ROOT)}/ with pip (once)")
+    began = time.monotonic()
+    step("uv", f"uv {version}: installing it into {TOOLS.relative_to(ROOT)}/ with pip (once)")
     shutil.rmtree(TOOLS, ignore_errors=True)
     quiet = ("-q", "--disable-pip-version-check", "--root-user-action=ignore")
     # The interpreter's own pip, into a plain folder (no virtualenv to make); a virtualenv
@@ -86,7 +100,7 @@ def uv_binary(version: str) -> tuple[Path | None, str]:
     found = _uv_version(uv)
     if found != version:
         return None, f"its binary does not run here ({found or 'no output'})"
-    say(f"uv {version}: ready ({elapsed(step)})")
+    say(f"uv {version}: ready ({elapsed(began)})")
     return uv, ""
 
 
@@ -108,11 +122,11 @@ def _uv_version(uv: Path) -> str | None:
 def install_with_uv(uv: Path) -> None:
     python = venv_python(VENV)
     if not python.exists():
-        say(f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
+        step("virtualenv", f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
         run(uv, "venv", "--quiet", "--allow-existing", "--python", sys.executable, VENV)
-    say(f"{len(pins())} pinned packages from {LOCK.name}")
+    step("the lock", f"{len(pins())} pinned packages from {LOCK.name}")
     run(uv, "pip", "install", "--python", python, "-r", LOCK)
-    say(f"{len(PACKAGES)} local packages, editable")
+    step("local packages", f"{len(PACKAGES)} local packages, editable")
     editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
     # Built with the lock's setuptools, already in the virtualenv: no build environments.
     run(uv, "pip", "install", "--python", python, "--no-deps", "--no-build-isolation", *EDITABLE, *editables)
@@ -121,15 +135,16 @@ def install_with_uv(uv: Path) -> None:
 def install_with_pip() -> None:
     python = venv_python(VENV)
     if not python.exists():
-        say(f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
+        step("virtualenv", f"{VENV.name}: creating it for {sys.executable} (Python {sys.version.split()[0]})")
         run(sys.executable, "-m", "venv", VENV)
     elif subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True, check=False).returncode:
         run(python, "-m", "ensurepip", "--upgrade")  # a virtualenv made by uv has no pip
     pip = (python, "-m", "pip", "install", "--disable-pip-version-check")
+    step("pip", "pip: the newest, into the virtualenv")
     run(*pip, "-q", "--upgrade", "pip")
-    say(f"{len(pins())} pinned packages from {LOCK.name} (pip shows each one)")
+    step("the lock", f"{len(pins())} pinned packages from {LOCK.name} (pip shows each one)")
     run(*pip, "--progress-bar", "off", "-r", LOCK)
-    say(f"{len(PACKAGES)} local packages, editable")
+    step("local packages", f"{len(PACKAGES)} local packages, editable")
     editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
     run(*pip, "-q", "--no-deps", *EDITABLE, *editables)
 
@@ -156,7 +171,7 @@ def main() -> int:
         used = "pip"
     say(
         f"done: {len(lock)} packages from {LOCK.name} and {len(PACKAGES)} local ones in {VENV.name}/, "
-        f"with {used}, in {elapsed()}"
+        f"with {used}, in {elapsed()} ({breakdown()})"
     )
     return 0
 

@@ -327,12 +327,14 @@ class StartUp:
 
         now, wall = time.monotonic(), time.time()
         self.began = now - max(wall - psutil.Process().create_time(), 0.0)
-        self.steps: list[str] = [f"starting Python and the code {now - self.began:.1f} s"]
         try:
             make: float | None = float(os.environ.get("RUN_STARTED_AT", ""))
         except ValueError:
             make = None
         self.make_began = None if make is None else now - max(wall - make, 0.0)
+        if self.make_began is not None:  # the process's start time is kept to the second or so
+            self.began = max(self.began, self.make_began)
+        self.steps: list[str] = [f"starting Python and the code {now - self.began:.1f} s"]
 
     @contextlib.contextmanager
     def step(self, what: str, detail: str = "") -> Iterator[None]:
