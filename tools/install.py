@@ -14,6 +14,7 @@ INSTALLER=pip makes it use pip even where uv runs (the fallback, on purpose)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -126,10 +127,30 @@ def install_with_uv(uv: Path) -> None:
         run(uv, "venv", "--quiet", "--allow-existing", "--python", sys.executable, VENV)
     step("the lock", f"{len(pins())} pinned packages from {LOCK.name}")
     run(uv, "pip", "install", "--python", python, "-r", LOCK)
+    if editables_current():
+        say(f"{len(PACKAGES)} local packages: installed (editable) and their pyproject.toml unchanged since")
+        return
     step("local packages", f"{len(PACKAGES)} local packages, editable")
     editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
     # Built with the lock's setuptools, already in the virtualenv: no build environments.
     run(uv, "pip", "install", "--python", python, "--no-deps", "--no-build-isolation", *EDITABLE, *editables)
+
+
+def editables_current() -> bool:
+    """Every local package installed editable from this checkout, after its pyproject.toml
+    last changed (a change of the lock alone needs no rebuild of them)."""
+    installed = {}
+    for record in VENV.glob("lib/python*/site-packages/*.dist-info/direct_url.json"):
+        try:
+            origin = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        if origin.get("dir_info", {}).get("editable"):
+            installed[origin.get("url")] = record.parent.stat().st_mtime
+    return all(
+        installed.get((ROOT / package).as_uri(), 0.0) >= (ROOT / package / "pyproject.toml").stat().st_mtime
+        for package in PACKAGES
+    )
 
 
 def install_with_pip() -> None:
@@ -144,6 +165,9 @@ def install_with_pip() -> None:
     run(*pip, "-q", "--upgrade", "pip")
     step("the lock", f"{len(pins())} pinned packages from {LOCK.name} (pip shows each one)")
     run(*pip, "--progress-bar", "off", "-r", LOCK)
+    if editables_current():
+        say(f"{len(PACKAGES)} local packages: installed (editable) and their pyproject.toml unchanged since")
+        return
     step("local packages", f"{len(PACKAGES)} local packages, editable")
     editables = [arg for package in PACKAGES for arg in ("-e", str(ROOT / package))]
     run(*pip, "-q", "--no-deps", *EDITABLE, *editables)
