@@ -254,3 +254,15 @@ def temporary_database_blocking(admin_url: str, prefix: str = "cs_test") -> Iter
             loop.run_until_complete(database.__aexit__(None, None, None))
     finally:
         loop.close()
+
+
+async def kill_pubsub_connections(redis: Any) -> int:
+    """`CLIENT KILL TYPE pubsub`, but only for the connections on `redis`'s own database:
+    the server's other databases are other xdist workers' (and other runs'), whose
+    revocation feeds must not lose their connections to this test. How many it ended."""
+    db = str(redis.connection_pool.connection_kwargs.get("db", 0))
+    killed = 0
+    for client in await redis.client_list(_type="pubsub"):
+        if str(client.get("db")) == db:
+            killed += await redis.client_kill_filter(_id=client["id"])
+    return killed

@@ -14,6 +14,7 @@ import pytest
 from courseschool.authz.components import Components
 from courseschool.common.jose import generate_signing_key, sign_jwt
 
+from ..infra import kill_pubsub_connections
 from .api_env import ApiEnv
 from .flow import BASE_URL
 from .tcp_proxy import TcpProxy, redis_proxy
@@ -199,7 +200,7 @@ async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv,
     feed = env.rs_app.state.resources.verifier.feed
     token = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
-    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+    await kill_pubsub_connections(redis_client)
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     # whether the feed is down (every token introspected) or back (set reloaded), the token is refused
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))
@@ -229,7 +230,7 @@ async def test_a_lost_feed_is_distrusted_before_it_reconnects(proxied: tuple[Api
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200  # now held in memory
     assert await _feed_gauge(env) == 1.0
     proxy.hold_new_connections()  # a reconnection takes as long as the test wants
-    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+    await kill_pubsub_connections(redis_client)
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     _assert_invalid(await env.api.get("/api/v1/courses", headers=env.bearer(token)))  # the server was asked
     assert not feed.healthy
@@ -260,7 +261,7 @@ async def test_a_flushed_redis_does_not_make_revoked_tokens_good_again(env: ApiE
     token = await env.token("courses:read")
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     await redis_client.flushdb()  # the revocation keys are gone from Redis...
-    await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")  # ...and the feed reloads
+    await kill_pubsub_connections(redis_client)  # ...and the feed reloads
     await asyncio.sleep(0.3)
     assert await feed.wait_healthy(5.0)
     assert feed.revoked(feed_principal(await _claims(env, token)))  # reloaded from the authorization server

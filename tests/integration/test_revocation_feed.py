@@ -14,6 +14,7 @@ from courseschool.common.redis import create_redis
 from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
 from courseschool.resource_api.revocation_feed import RevocationFeed
 
+from ..infra import kill_pubsub_connections
 from .tcp_proxy import TcpProxy, redis_proxy
 
 
@@ -79,7 +80,7 @@ async def test_a_closed_connection_is_distrusted_at_once_and_the_feed_comes_back
     async with _feed_behind_a_proxy(redis_url) as (feed, proxy):
         assert await feed.wait_healthy()
         proxy.hold_new_connections()
-        await redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+        await kill_pubsub_connections(redis_client)
         assert await _until(lambda: not feed.healthy, within=1.0)
         await _revoke(redis_client, "while-away")
         await asyncio.sleep(0.5)  # the feed keeps trying; every attempt is held
