@@ -30,8 +30,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop: unit and integration tests (in-process apps over real PostgreSQL and
-# Redis), no browser, no server processes.
+# The inner loop: unit and integration tests (the apps in-process over real PostgreSQL
+# and Redis); none of the browser, end-to-end, fault or deployment tests.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) tests/unit tests/integration $(PYTEST_ARGS)
 
