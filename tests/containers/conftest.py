@@ -1,7 +1,9 @@
 """The container tier: the shipped image built (tests/containers/engine.py) and the
 production topology run in containers of it (tests/containers/topology.py), on the
 machine's PostgreSQL (a database of the tier's own) and the session's Redis database.
-Skips, with the reason in pytest's summary, where no container engine can run."""
+Skips, with the reason in pytest's summary, where no container engine can run. Under
+pytest-xdist the whole tier runs on one worker: the image is built (or found in the
+cache) once, not by every worker at the same time."""
 
 from __future__ import annotations
 
@@ -17,6 +19,14 @@ from ..infra import PATHS_TAKEN, temporary_database_blocking
 from ..split import Topology, attach_log_tails
 from .engine import BuiltImage, Engine, engine_or_skip, find_engine, project_image
 from .topology import running_containers
+
+FOLDER = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(FOLDER):
+            item.add_marker(pytest.mark.xdist_group("containers"))
 
 
 @pytest.fixture(scope="session")
