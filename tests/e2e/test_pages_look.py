@@ -704,7 +704,7 @@ async def test_error_page(platform: Platform, device: tuple[str, Any], lowest: d
 
 async def _approve(
     platform: Platform, callback_server: CallbackServer, page: Any, reg: dict[str, Any], scope: str = SCOPE
-) -> None:
+) -> dict[str, Any]:
     """Open an app's authorization request in the browser and allow it (signed in
     already), then exchange the code as the app would: only an exchanged approval is a
     sign-in the connected-apps page lists."""
@@ -728,6 +728,7 @@ async def _approve(
             form["client_secret"] = reg["client_secret"]
         exchanged = await http.post(meta["token_endpoint"], data=form)
         assert exchanged.status_code == 200, exchanged.text
+        return exchanged.json()
 
 
 @pytest.mark.browser
@@ -794,6 +795,122 @@ async def test_sign_in_and_connected_apps_pages(
     await expect(page.get_by_role("status")).to_contain_text(f"Removed {CLIENT_NAME} everywhere")
     await expect(page.locator("li.app")).to_have_count(2)
     await look(page, "apps-removed", width, lowest)
+
+
+# -- oversight: what an app did, the school's apps, a block, a notice ------------------------------
+
+
+async def _reload_until(page: Any, text: str, seconds: float = 40.0) -> None:
+    """Reload until the page shows `text` (the resource API flushes its read counts every
+    few seconds); bounded."""
+    for _ in range(int(seconds * 2)):
+        await page.reload()
+        if await page.get_by_text(text, exact=False).count():
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"the page never showed {text!r}")
+
+
+@pytest.mark.browser
+async def test_oversight_pages(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    browser: Any,
+    axe_source: str,
+    lowest: dict,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """An app the school's owner let in reads courses and adds a student through the API:
+    the owner's apps page shows those counts and that change; another browser of the
+    owner is told once of the new connection; the school's apps page lists the app under
+    the owner; blocking it ends its access (the API answers 401 once the revocation has
+    reached it) and a lecturer's next consent page says the school blocked it; the
+    lecturer gets no school page."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    owner, owner_password = create_person(database_url, redis_url, kek, name="Olive Owner", role="owner")
+    lecturer, lecturer_password = create_person(database_url, redis_url, kek, name="Lee Lecturer", role="lecturer")
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        app = await register(http, meta, callback_server.url, client_name="Roster Agent")
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await _sign_in(page, owner, owner_password)
+    tokens = await _approve(
+        platform, callback_server, page, app, scope="openid courses:read students:read students:write"
+    )
+    bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+    api = f"{platform.base_url}/api/v1"
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        for _ in range(3):
+            assert (await http.get(f"{api}/courses", headers=bearer)).status_code == 200
+        student = {"name": "Ada Lovelace", "email": f"ada-{width}@example.test"}
+        made = await http.post(f"{api}/students", headers=bearer, json=student)
+        assert made.status_code == 201, made.text
+
+    await page.goto(f"{platform.base_url}/oauth/apps")
+    await _reload_until(page, "read courses 3 times")
+    await expect(page.get_by_text("changed 1 (1 in students)")).to_be_visible()
+    await page.get_by_text("What it changed").click()
+    await expect(page.get_by_text("added in students «Ada Lovelace»")).to_be_visible()
+    await look(page, "apps-activity", width, lowest)
+
+    # Another browser of the owner's is told of the connection, once.
+    other = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
+    await other.add_init_script(script=axe_source)
+    try:
+        elsewhere = await other.new_page()
+        await elsewhere.goto(f"{platform.base_url}/oauth/apps")
+        await _sign_in(elsewhere, owner, owner_password)
+        await expect(elsewhere.get_by_role("heading", name="A new app was connected to your account")).to_be_visible()
+        await expect(elsewhere.locator(".notice.connected")).to_contain_text("Roster Agent")
+        await look(elsewhere, "apps-notice", width, lowest)
+        await elsewhere.reload()
+        await expect(elsewhere.locator(".notice.connected")).to_have_count(0)
+    finally:
+        await other.close()
+
+    await page.goto(f"{platform.base_url}/oauth/school/apps")
+    roster = page.locator("li.app").filter(has=page.get_by_role("heading", name="Roster Agent", exact=True))
+    await expect(roster.get_by_text(owner)).to_be_visible()
+    await expect(roster.get_by_text("read courses 3 times")).to_be_visible()
+    await look(page, "school-apps", width, lowest)
+    await roster.get_by_role("link", name="Block for the school").click()
+    await expect(page.get_by_role("heading", name="Block Roster Agent for Demo Course School?")).to_be_visible()
+    await look(page, "school-apps-confirm-block", width, lowest)
+    await page.get_by_role("button", name="Block for the school").click()
+    await expect(page.get_by_role("status")).to_contain_text("The app is blocked")
+    await look(page, "school-apps-blocked", width, lowest)
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        for _ in range(50):  # the revocation fan-out reaches the resource API
+            if (await http.get(f"{api}/courses", headers=bearer)).status_code == 401:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the blocked app's token still works")
+
+    # A lecturer of the school: no school page, and the app's consent page says why.
+    teacher = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
+    await teacher.add_init_script(script=axe_source)
+    try:
+        lecture = await teacher.new_page()
+        await lecture.goto(f"{platform.base_url}/oauth/signin?next=/oauth/school/apps")
+        await _sign_in(lecture, lecturer, lecturer_password)
+        assert (await lecture.goto(f"{platform.base_url}/oauth/school/apps")).status == 404
+        request = authorization_request(meta, app, callback_server.url, scope="openid courses:read")
+        await lecture.goto(request["url"])
+        await expect(lecture.get_by_role("alert")).to_contain_text("has blocked this app")
+        await expect(lecture.get_by_role("button", name="Allow")).to_have_count(0)
+        await look(lecture, "consent-blocked", width, lowest)
+        await lecture.get_by_role("button", name="Back to the app").click()
+        denied = await asyncio.to_thread(callback_server.wait)
+        assert denied["error"] == "access_denied"
+    finally:
+        await teacher.close()
 
 
 # -- step-up, the decision page, sign-out ----------------------------------------------------------

@@ -55,7 +55,11 @@ async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Res
         },
         user=user,
         school_name=await authz.users.school_name(user.school_id) or "your school",
-        apps=[(app, scope_lines({s for p in app.people for s in p.scope})) for app in apps],
+        # What it may do with the school's data (who the person is, "your identity", is theirs).
+        apps=[
+            (app, [line for line in scope_lines({s for p in app.people for s in p.scope}) if line.key != "identity"])
+            for app in apps
+        ],
         blocked=blocked,
         csrf=flow.form_token(authz, session_id),
         done=done if done in DONE else None,
