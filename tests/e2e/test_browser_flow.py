@@ -62,10 +62,11 @@ async def expect_consent(page: Any) -> None:
     await expect(page.get_by_text("Courses: see")).to_be_visible()
     details = page.get_by_text("See courses, including drafts and prices")
     await expect(details).to_be_hidden()  # folded: one line per area
-    courses = page.locator("li", has=page.locator("#keep-courses"))
+    box = page.locator('input[name="keep"][id$="-courses"]')  # in "new", or "allowed before"
+    courses = page.locator("li", has=box)
     await courses.get_by_text("What exactly").click()  # opens what exactly, without any script
     await expect(details).to_be_visible()
-    await expect(page.locator("#keep-courses")).to_be_checked()  # every line starts ticked
+    await expect(box).to_be_checked()  # every line starts ticked
     await expect(page.get_by_role("button", name="Allow")).to_be_visible()
     await expect(page.get_by_role("button", name="Deny")).to_be_visible()
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ..dpop_proofs import DpopKey
 from ..tls import HttpsServer, Reply, https_server
 from .conftest import CallbackServer, Platform, admin_cli, create_person, running_platform
 from .support import authorization_request, discover, exchange_code, register
@@ -332,3 +333,115 @@ async def test_two_computers_sign_in_to_one_integration(
     integration = json.loads(made)
     person = create_person(database_url, redis_url, kek, name="Ira Integrated", role="owner")
     await _two_sign_ins_of_one_app(platform, callback_server, two_computers, person, integration, name)
+
+
+async def _computer_signs_in(
+    browser: Any,
+    meta: dict,
+    reg: dict,
+    callback_server: CallbackServer,
+    http: httpx.AsyncClient,
+    person: tuple[str, str],
+    *,
+    scope: str = "openid courses:read",
+    key: DpopKey | None = None,
+) -> dict[str, Any]:
+    """A new computer (a browser context of its own) signs in to the app and approves; the
+    app exchanges the code, with a DPoP proof of `key` when given (RFC 9449 §5)."""
+    from playwright.async_api import expect
+
+    ctx = await browser.new_context()
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = await ctx.new_page()
+        request = authorization_request(meta, reg, callback_server.url, scope=scope)
+        await page.goto(request["url"])
+        await page.get_by_label("Email").fill(person[0])
+        await page.get_by_label("Password").fill(person[1])
+        await page.get_by_role("button", name="Sign in").click()
+        await expect(page.get_by_role("button", name="Allow")).to_be_visible()
+        await page.get_by_role("button", name="Allow").click()
+        code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
+    finally:
+        await ctx.close()
+    headers = {"DPoP": key.proof("POST", meta["token_endpoint"])} if key is not None else {}
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": request["redirect_uri"],
+        "client_id": reg["client_id"],
+        "code_verifier": request["verifier"],
+    }
+    response = await http.post(meta["token_endpoint"], data=form, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def _refreshes(
+    http: httpx.AsyncClient, meta: dict, reg: dict, tokens: dict[str, Any], key: DpopKey | None = None
+) -> bool:
+    headers = {"DPoP": key.proof("POST", meta["token_endpoint"])} if key is not None else {}
+    form = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": reg["client_id"]}
+    answer = await http.post(meta["token_endpoint"], data=form, headers=headers)
+    assert answer.status_code in (200, 400), answer.text
+    return answer.status_code == 200
+
+
+async def test_an_eleventh_computer_ends_the_least_recently_used_sign_in(
+    platform: Platform, callback_server: CallbackServer, browser: Any, database_url: str, redis_url: str, kek: str
+) -> None:
+    """GRANTS_PER_APP (10): eleven computers sign in to one app; the one used least
+    recently is signed out, the other ten keep working, and the page lists ten."""
+    from playwright.async_api import expect
+
+    person = create_person(database_url, redis_url, kek, name="Eleven Desks", role="owner")
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        reg = await register(http, meta, callback_server.url, client_name="E2E Many Desks")
+        computers = [await _computer_signs_in(browser, meta, reg, callback_server, http, person) for _ in range(10)]
+        # Every computer but the first uses the app again: the first is the least recently used.
+        for n in range(1, 10):
+            form = {"grant_type": "refresh_token", "refresh_token": computers[n]["refresh_token"]}
+            refreshed = await http.post(meta["token_endpoint"], data={**form, "client_id": reg["client_id"]})
+            assert refreshed.status_code == 200, refreshed.text
+            computers[n] = refreshed.json()
+        eleventh = await _computer_signs_in(browser, meta, reg, callback_server, http, person)
+        assert not await _refreshes(http, meta, reg, computers[0])  # superseded
+        for tokens in [*computers[1:], eleventh]:
+            assert await _refreshes(http, meta, reg, tokens)
+    ctx = await browser.new_context()
+    try:
+        page = await ctx.new_page()
+        await page.goto(f"{platform.base_url}/oauth/apps")
+        await page.get_by_label("Email").fill(person[0])
+        await page.get_by_label("Password").fill(person[1])
+        await page.get_by_role("button", name="Sign in").click()
+        card = page.locator("li.app").filter(has=page.get_by_role("heading", name="E2E Many Desks", exact=True))
+        await expect(card.locator("li.sign-in")).to_have_count(10)
+    finally:
+        await ctx.close()
+    callback_server.assert_idle()
+
+
+async def test_a_dpop_bound_step_up_replaces_only_the_sign_in_with_the_same_key(
+    platform: Platform, callback_server: CallbackServer, browser: Any, database_url: str, redis_url: str, kek: str
+) -> None:
+    """Two computers, each with its own DPoP key, sign in to one app; the first asks again
+    for more (a step-up) with the same key: only its earlier sign-in is replaced."""
+    person = create_person(database_url, redis_url, kek, name="Kay Keys", role="owner")
+    laptop_key, desktop_key = DpopKey(), DpopKey()
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        meta = await discover(http, platform.base_url)
+        reg = await register(http, meta, callback_server.url, client_name="E2E Keyed Agent")
+        laptop = await _computer_signs_in(browser, meta, reg, callback_server, http, person, key=laptop_key)
+        desktop = await _computer_signs_in(browser, meta, reg, callback_server, http, person, key=desktop_key)
+        assert laptop["token_type"] == desktop["token_type"] == "DPoP"
+        more = "openid courses:read courses:write"
+        stepped = await _computer_signs_in(
+            browser, meta, reg, callback_server, http, person, scope=more, key=laptop_key
+        )
+        assert set(stepped["scope"].split()) == set(more.split())
+        assert not await _refreshes(http, meta, reg, laptop, laptop_key)  # replaced: the same install
+        assert await _refreshes(http, meta, reg, desktop, desktop_key)  # the other computer stays
+        assert await _refreshes(http, meta, reg, stepped, laptop_key)
+    callback_server.assert_idle()

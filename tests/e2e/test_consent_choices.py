@@ -67,13 +67,13 @@ async def test_unticked_areas_are_left_out_of_the_token_and_refused_by_the_api(
     await _photograph(page, "consent-every-scope")
 
     # Keyboard only: focus a box, Space unticks it.
-    await page.locator("#keep-students").focus()
+    await page.locator("#keep-new-students").focus()
     await page.keyboard.press("Space")
-    await page.locator("#keep-changes-courses").focus()
+    await page.locator("#keep-changes-new-courses").focus()
     await page.keyboard.press("Space")
-    await expect(page.locator("#keep-students")).not_to_be_checked()
-    await expect(page.locator("#keep-changes-courses")).not_to_be_checked()
-    await expect(page.locator("#keep-courses")).to_be_checked()
+    await expect(page.locator("#keep-new-students")).not_to_be_checked()
+    await expect(page.locator("#keep-changes-new-courses")).not_to_be_checked()
+    await expect(page.locator("#keep-new-courses")).to_be_checked()
     await _photograph(page, "consent-every-scope-trimmed")
 
     await page.get_by_role("button", name="Allow").click()

@@ -37,13 +37,15 @@ async def _consent_page(flow: Flow, reg: dict[str, Any], user: dict[str, str], s
 
 
 def _every_line_ticked(page: str) -> list[tuple[str, str]]:
-    """The choices as the page sends them: every box it shows, ticked."""
-    return [(name, value) for name, value in re.findall(r'name="(keep|keep_changes)" value="([^"]+)"', page)]
+    """The choices as the page sends them: every box it shows, ticked (and the hidden
+    field beside each change part)."""
+    pattern = r'name="(keep|keep_changes|has_changes)" value="([^"]+)"'
+    return [(name, value) for name, value in re.findall(pattern, page)]
 
 
 async def _submit(flow: Flow, interaction: str, page: str, choices: list[tuple[str, str]]) -> Any:
     form: dict[str, Any] = {"csrf": csrf_of(page), "choices": "1", "decision": "approve"}
-    for name in ("keep", "keep_changes"):
+    for name in ("keep", "keep_changes", "has_changes"):
         form[name] = [value for field, value in choices if field == name]
     return await flow.client.post(f"{interaction}/consent", data=form)
 
@@ -56,10 +58,12 @@ async def test_unticked_areas_are_not_granted_and_the_api_refuses_them(env: ApiE
     # One line at the top says how much it asks to change, and in which school.
     assert "It asks to change almost everything" in page and "Acme School" in page
     choices = _every_line_ticked(page)
-    assert ("keep", "students") in choices and ("keep_changes", "courses") in choices
+    assert ("keep", "students:read students:write") in choices and ("keep_changes", "courses:write") in choices
     # The person unticks students whole, and the change part of courses.
-    trimmed = [c for c in choices if c not in {("keep", "students"), ("keep_changes", "students")}]
-    trimmed.remove(("keep_changes", "courses"))
+    trimmed = [
+        c for c in choices if c not in {("keep", "students:read students:write"), ("keep_changes", "students:write")}
+    ]
+    trimmed.remove(("keep_changes", "courses:write"))
     final = await _submit(flow, interaction, page, trimmed)
     assert final.status_code == 303, final.text
     callback = query_of(final.headers["location"])
@@ -103,10 +107,10 @@ async def test_unticking_everything_grants_nothing(flow: Flow) -> None:
 @pytest.mark.parametrize(
     "tampered",
     [
-        [("keep", "school")],  # an area the request did not ask for
-        [("keep", "courses"), ("keep_changes", "analytics")],  # a change part of an area not offered
-        [("keep", "openid")],  # a scope name, not a line of the page
-        [("keep", "courses"), ("keep_changes", "identity")],  # a line without a change part
+        [("keep", "school:write")],  # a scope the request did not ask for
+        [("keep", "courses:read"), ("keep_changes", "analytics:read"), ("has_changes", "analytics:read")],
+        [("keep", "courses:read"), ("keep_changes", "courses:write")],  # a change part the page did not show
+        [("keep", "openid courses:read members:write")],  # one name too many in a line's box
     ],
 )
 async def test_a_tampered_choice_is_refused_and_changes_nothing(flow: Flow, tampered: list[tuple[str, str]]) -> None:
@@ -115,7 +119,7 @@ async def test_a_tampered_choice_is_refused_and_changes_nothing(flow: Flow, tamp
     interaction, page, verifier = await _consent_page(flow, reg, owner, "openid courses:read courses:write")
     refused = await _submit(flow, interaction, page, tampered)
     assert refused.status_code == 400, refused.text
-    assert "did not offer" in refused.text or "does not have" in refused.text
+    assert "did not offer" in refused.text or "does not have" in refused.text, refused.text
     assert await flow.count("authz_grants") == 0 and await flow.count("authz_codes") == 0
     # The interaction is still open: the page as sent still works.
     final = await _submit(flow, interaction, page, _every_line_ticked(page))
@@ -133,6 +137,25 @@ async def test_a_choice_cannot_reach_past_the_page_after_a_registration_widened(
         json={"client_id": reg["client_id"], "redirect_uris": reg["redirect_uris"], "scope": "openid school:write"},
     )
     assert widened.status_code == 200
-    refused = await _submit(flow, interaction, page, [("keep", "identity"), ("keep", "school")])
+    refused = await _submit(flow, interaction, page, [("keep", "openid"), ("keep", "school:write")])
     assert refused.status_code == 400
     assert await flow.count("authz_grants") == 0
+
+
+async def test_a_step_up_page_with_every_box_ticked_grants_the_new_part_and_the_old(flow: Flow) -> None:
+    """A step-up splits an area: its write part is new, its read part allowed before. Both
+    boxes ticked grant both (a line's box sends the names it stands for)."""
+    owner = await flow.user("owner")
+    reg = await flow.register()
+    await flow.tokens(reg, owner, scope="openid courses:read")
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge, scope="openid courses:read courses:write"))
+    interaction = start.headers["location"]
+    page, _ = await flow.page(interaction)
+    assert "New: it also asks to" in page.text and "Allowed before" in page.text
+    final = await _submit(flow, interaction, page.text, _every_line_ticked(page.text))
+    callback = query_of(final.headers["location"])
+    scope = await flow.pool.fetchval(
+        "SELECT g.scope FROM authz_grants g JOIN authz_codes c ON c.grant_id = g.id WHERE c.consumed_at IS NULL"
+    )
+    assert "code" in callback and scope == "openid courses:read courses:write"

@@ -42,28 +42,32 @@ def test_unknown_names_are_left_out() -> None:
 
 def test_chosen_scopes_keeps_ticked_lines_and_drops_unticked_change_parts() -> None:
     offered = ["openid", "profile", "courses:read", "courses:write", "storage:write", "analytics:read"]
-    everything = chosen_scopes(offered, ["identity", "courses", "storage", "analytics"], ["courses"])
-    assert sorted(everything) == sorted(offered)
-    without_changes = chosen_scopes(offered, ["identity", "courses", "storage"], [])
-    assert sorted(without_changes) == ["courses:read", "openid", "profile", "storage:write"]
+    lines = ["openid profile", "courses:read courses:write", "storage:write", "analytics:read"]
+    everything = chosen_scopes(offered, lines, ["courses:write"], ["courses:write"])
+    assert everything == offered
+    without_changes = chosen_scopes(offered, lines[:3], [], ["courses:write"])
+    assert without_changes == ["openid", "profile", "courses:read", "storage:write"]
     # a line unticked whole grants nothing, whatever its change part says
-    assert chosen_scopes(offered, ["identity"], ["courses"]) == ["openid", "profile"]
+    assert chosen_scopes(offered, ["openid profile"], ["courses:write"], ["courses:write"]) == ["openid", "profile"]
+    # a step-up page splits an area: its new write part and its read allowed before
+    assert chosen_scopes(offered, ["courses:write", "courses:read"], [], []) == ["courses:read", "courses:write"]
 
 
 @pytest.mark.parametrize(
-    ("keep", "keep_changes"),
+    ("keep", "keep_changes", "has_changes"),
     [
-        (["school"], []),  # a line the page did not offer
-        (["courses:read"], []),  # a scope name, not a line
-        (["courses"], ["analytics"]),  # a read-only line has no change part
-        (["storage"], ["storage"]),  # nor has a write-only line: it is one part
-        (["identity"], ["identity"]),
+        (["school:write"], [], []),  # a scope the page did not offer
+        (["courses:read"], [], ["members:write"]),
+        (["courses:read courses:write"], ["courses:write"], []),  # a change part the page did not show
+        (["courses:read"], ["analytics:read"], ["storage:write"]),
     ],
 )
-def test_chosen_scopes_refuses_a_tampered_form(keep: list[str], keep_changes: list[str]) -> None:
+def test_chosen_scopes_refuses_a_tampered_form(
+    keep: list[str], keep_changes: list[str], has_changes: list[str]
+) -> None:
     offered = ["openid", "courses:read", "courses:write", "storage:write", "analytics:read"]
     with pytest.raises(ValueError, match=r"did not offer|does not have"):
-        chosen_scopes(offered, keep, keep_changes)
+        chosen_scopes(offered, keep, keep_changes, has_changes)
 
 
 def test_sweeping_changes_names_people_first_only_when_several_areas_change() -> None:

@@ -154,7 +154,7 @@ async def _kept_scopes(
         return [v for v in values if isinstance(v, str) and len(v) <= MAX_FORM_FIELD]
 
     try:
-        return chosen_scopes(interaction.shown or [], named("keep"), named("keep_changes"))
+        return chosen_scopes(interaction.shown or [], named("keep"), named("keep_changes"), named("has_changes"))
     except ValueError as exc:
         raise InvalidRequestError(
             str(exc), advice="The form was changed after the page sent it. Go back to the app and start again."

@@ -102,22 +102,26 @@ def _area_line(area: Area, accesses: Sequence[str]) -> ScopeLine:
     )
 
 
-def chosen_scopes(offered: Iterable[str], keep: Sequence[str], keep_changes: Sequence[str]) -> list[str]:
-    """The scopes a consent form left ticked, out of those its page `offered`: every
-    line named in `keep`, less its change part unless the line is named in
-    `keep_changes` too (a line unticked whole grants nothing, whatever its change part
-    says). A choice naming a line the page did not offer, or a change part a line does
-    not have, is a tampered form: ValueError, and nothing is granted."""
-    lines = {line.key: line for line in scope_lines(offered)}
-    strangers = sorted({*keep, *keep_changes} - lines.keys())
+def chosen_scopes(
+    offered: Iterable[str], keep: Sequence[str], keep_changes: Sequence[str], has_changes: Sequence[str]
+) -> list[str]:
+    """The scopes a consent form left ticked, out of those its page `offered`. Each box
+    sends the scope names it stands for: a line's box all of the line's (`keep`), a change
+    part's box its write scopes (`keep_changes`), and beside each change part a hidden
+    field names them again (`has_changes`), so an unticked change part is known. What a
+    ticked line holds is granted, less the change parts that were offered and unticked. A
+    box naming a scope the page did not offer, or a change part the page did not show, is a
+    tampered form: ValueError, and nothing is granted."""
+    offered_names = list(offered)
+    named = {
+        kind: {n for value in values for n in value.split()}
+        for kind, values in (("keep", keep), ("keep_changes", keep_changes), ("has_changes", has_changes))
+    }
+    strangers = sorted(set().union(*named.values()) - set(offered_names))
     if strangers:
         raise ValueError(f"the form names what the page did not offer: {', '.join(strangers)}")
-    partless = sorted(k for k in keep_changes if not lines[k].change_part)
+    partless = sorted(named["keep_changes"] - named["has_changes"])
     if partless:
-        raise ValueError(f"the form unticks a change part a line does not have: {', '.join(partless)}")
-    kept: list[str] = []
-    for key, line in lines.items():
-        if key in keep:
-            dropped = () if key in keep_changes else line.change_part
-            kept.extend(s for s in line.scopes if s not in dropped)
-    return kept
+        raise ValueError(f"the form ticks a change part the page does not have: {', '.join(partless)}")
+    dropped = named["has_changes"] - named["keep_changes"]
+    return [s for s in offered_names if s in named["keep"] and s not in dropped]
