@@ -62,6 +62,8 @@ from bench.sidebyside import SCENARIOS, Result, Side, report, side_by_side  # no
 from courseschool.authz.protocol.models import Grant  # noqa: E402
 from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
 from courseschool.common.cli import HEADER_READ_TIMEOUT  # noqa: E402
+
+GRANTS_PER_APP = 10  # the setting's default: the bench's grants are one per user, far below it
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
 from tests.e2e.support import CALLBACK, code_flow  # noqa: E402
@@ -158,7 +160,14 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
         )
         other_code = new_token()
         grant2 = await pending_grant(grants, reg["client_id"], next(users), base, other_code, challenge, now)
-        await grants.redeem_code(code=other_code, refresh_token=refresh, scope=grant2.scope, resource=base, now=now)
+        await grants.redeem_code(
+            code=other_code,
+            refresh_token=refresh,
+            scope=grant2.scope,
+            resource=base,
+            now=now,
+            grants_per_app=GRANTS_PER_APP,
+        )
         refreshes.append(
             urlencode(
                 {
@@ -203,7 +212,14 @@ async def mint_public(dsn: str, client_id: str, base: str, kind: str, count: int
                     }
                 )
             refresh = new_token()
-            await grants.redeem_code(code=code, refresh_token=refresh, scope=grant.scope, resource=base, now=now)
+            await grants.redeem_code(
+                code=code,
+                refresh_token=refresh,
+                scope=grant.scope,
+                resource=base,
+                now=now,
+                grants_per_app=GRANTS_PER_APP,
+            )
             return refresh
 
         for start_at in range(0, count, 8):

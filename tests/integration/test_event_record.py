@@ -187,3 +187,94 @@ async def test_retention_removes_only_events_past_it(admin_flow: Flow) -> None:
     assert done["events"] == 1
     (kept,) = await _events(flow)
     assert kept["action"] == "client_registered" and kept["details"] == {"auth_method": "none"}
+
+
+@pytest.fixture
+async def strict_flow(authz_settings: Any, clean_db: Any, redis_client: Any) -> Any:
+    """An authorization server with the admin API on, a lockout after two failures and
+    one live grant per user and app (so that the events of both are easy to cause)."""
+    from courseschool.authz.app import create_app
+
+    from .admin_api import with_admin
+    from .conftest import serve
+
+    settings = msgspec.structs.replace(with_admin(authz_settings), login_lockout_threshold=2, grants_per_app=1)
+    async with serve(create_app(settings)) as client:
+        yield Flow(client, clean_db, redis_client)
+
+
+async def test_every_kind_of_event_is_read_back_through_the_cli_and_the_api(
+    strict_flow: Flow, database_url: str, redis_url: str, kek: str
+) -> None:
+    """Sign-in succeeded and failed, a lockout, consent given and denied, a step-up, grants
+    ended by the person, an administrator, a password reset and a supersession, a code
+    reused, a refresh token reused, a client registered, changed and deleted: each caused
+    here, each read back by the API and by `admin audit list`."""
+    flow, life = strict_flow, Lifecycle(strict_flow)
+    admin = AdminService(flow.client.app.state.authz, actor="admin", source="10.0.0.9")  # type: ignore[attr-defined]
+    user = await flow.user("owner")
+    reg = await flow.register(client_name="Every Event")
+    await flow.authorize(reg, user, decision="deny")  # consent_denied (and login_succeeded)
+    callback, verifier, _ = await flow.authorize(reg, user)  # consent_given
+    first = (await flow.exchange(reg, callback["code"], verifier)).json()
+    assert (await flow.exchange(reg, callback["code"], verifier)).status_code == 400  # code_reused
+    callback, verifier, _ = await flow.authorize(reg, user, scope="openid courses:read courses:write")
+    second = (await flow.exchange(reg, callback["code"], verifier)).json()  # the first ended with its code
+    callback, verifier, _ = await flow.authorize(reg, user)  # a step-up of the second: profile, email
+    third = (await flow.exchange(reg, callback["code"], verifier)).json()  # supersedes the second
+    assert (await life.refresh(reg, second["refresh_token"])).status_code == 400
+    rotated = (await life.refresh(reg, third["refresh_token"])).json()
+    assert (await life.refresh(reg, rotated["refresh_token"])).status_code == 200
+    assert (await life.refresh(reg, third["refresh_token"])).status_code == 400  # refresh_reused
+    callback, verifier, _ = await flow.authorize(reg, user)
+    fourth = (await flow.exchange(reg, callback["code"], verifier)).json()
+    grant = await flow.pool.fetchval("SELECT id::text FROM authz_grants WHERE revoked_at IS NULL")
+    await flow.client.app.state.authz.revoker.revoke_grant(grant, reason="removed_by_user")  # type: ignore[attr-defined]
+    callback, verifier, _ = await flow.authorize(reg, user)
+    await flow.exchange(reg, callback["code"], verifier)
+    grant = await flow.pool.fetchval("SELECT id::text FROM authz_grants WHERE revoked_at IS NULL")
+    await admin.revoke_grant(grant)
+    callback, verifier, _ = await flow.authorize(reg, user)
+    await flow.exchange(reg, callback["code"], verifier)
+    await admin.reset_password(user["email"], "another long password 1234")
+    flow.client.cookies.clear()
+    start = await flow.start(flow.authorize_params(reg, "x" * 43))
+    for _ in range(3):  # login_failed twice, then the address is locked out of the account
+        await flow.login(start.headers["location"], user, password="not it")
+    config = reg["registration_client_uri"].removeprefix("http://127.0.0.1:8000")
+    auth = {"Authorization": f"Bearer {reg['registration_access_token']}"}
+    body = {"client_id": reg["client_id"], "redirect_uris": reg["redirect_uris"], "client_name": "Renamed"}
+    assert (await flow.client.put(config, headers=auth, json=body)).status_code == 200
+    assert (await flow.client.delete(config, headers=auth)).status_code == 204
+    assert first and fourth
+
+    expected_actions = {
+        "login_succeeded", "login_failed", "account_locked", "consent_given", "consent_denied", "step_up",
+        "code_reused", "refresh_reused", "grant_revoked", "client_registered", "client_updated", "client_deleted",
+        "grant_revoked_by_admin", "password_reset",
+    }  # fmt: skip
+    expected_reasons = {
+        "removed_by_user",
+        "revoked_by_admin",
+        "password_reset",
+        "superseded",
+        "code_reused",
+        "refresh_reused",
+    }
+    through_api = await _events(flow)
+    await _written(flow)
+    done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, "--json", "audit", "list", "--limit", "500")
+    assert done.returncode == 0, done.stderr
+    through_cli = msgspec.json.decode(done.stdout)
+    for listed in (through_api, through_cli):
+        actions = {e["action"] for e in listed}
+        assert expected_actions <= actions, expected_actions - actions
+        reasons = {e["details"].get("reason") for e in listed if e["action"] == "grant_revoked"}
+        assert expected_reasons <= reasons, expected_reasons - reasons
+        for event in listed:
+            assert {"kind", "actor", "source", "client_id", "school_id", "at"} <= set(event), event
+    assert [e["id"] for e in through_cli if e["id"] in {x["id"] for x in through_api}]  # one record, two readers
+    locked = next(e for e in through_api if e["action"] == "account_locked")
+    assert locked["kind"] == "security" and locked["source"] == "127.0.0.1"
+    steps = [e for e in through_api if e["action"] == "step_up"]
+    assert steps and all(e["details"]["added"] for e in steps) and {e["kind"] for e in steps} == {"user"}

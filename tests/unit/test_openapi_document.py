@@ -37,6 +37,13 @@ PAGE_PATHS = (
     "/oauth/apps",
     "/oauth/apps/{grant_id}/remove",
     "/oauth/apps/remove-all",
+    "/oauth/apps/{grant_id}/end",
+    "/oauth/apps/{grant_id}/remove-app",
+    "/oauth/school/apps",
+    "/oauth/school/apps/confirm",
+    "/oauth/school/apps/end",
+    "/oauth/school/apps/block",
+    "/oauth/school/apps/unblock",
 )
 
 

@@ -6,7 +6,8 @@ KEY_RELOAD_INTERVAL after the due rotation steps, so every replica signs with th
 key every other replica signs with.
 
 A rotation made on demand (`admin keys rotate`, above all `--immediate` for a key that
-must stop signing now) is announced on the Redis channel `courseschool:signing-keys`,
+must stop signing now) is announced on the Redis channel `courseschool:signing-keys:<db>`
+(<db>: the Redis database in use),
 beside the revocations' channel: every running replica listens and reloads at once, and
 reloads again each time it subscribes anew (an announcement made while it was not
 listening is not lost for long). Redis may lose an announcement; the reload every
@@ -81,11 +82,18 @@ class SigningKeys:
         log.info("signing_keys_reloaded")
 
 
+def key_channel(client: aioredis.Redis) -> str:
+    """The channel of this deployment's key changes: Redis delivers a message to every
+    subscriber on the server, whatever database it uses, so the channel names the
+    database its deployment uses (two deployments sharing a Redis server stay apart)."""
+    return f"{CHANNEL}:{client.connection_pool.connection_kwargs.get('db', 0)}"
+
+
 async def announce_key_change(client: aioredis.Redis) -> int:
     """Tell every running replica that the key set changed; how many servers heard it
     (0 if Redis could not carry it: they reload within KEY_RELOAD_INTERVAL)."""
     try:
-        return int(await client.publish(CHANNEL, b"reload"))
+        return int(await client.publish(key_channel(client), b"reload"))
     except (redis.exceptions.RedisError, OSError) as exc:
         log.warning("signing_key_announcement_failed", error=type(exc).__name__)
         return 0
@@ -127,7 +135,7 @@ class KeyChangeFeed:
             pubsub = self._client.pubsub()
             listening = False
             try:
-                await pubsub.subscribe(CHANNEL)
+                await pubsub.subscribe(key_channel(self._client))
                 listening, delay = True, self._retry
                 await self._keys.reload()  # whatever changed while this process was not listening
                 await self._follow(pubsub)

@@ -233,6 +233,10 @@ async def decide(
     if not granted:
         nothing = AccessDeniedError("nothing the user allowed may be granted")
         return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
+    _, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
+    added = [s for s in granted if s not in allowed]
+    if allowed and added:  # the person lets an app that holds access do more
+        audit("step_up", actor="user", subject=user.id, client_id=client.client_id, added=format_scope(added), ip=ip)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))
     return await issue_code(

@@ -19,6 +19,7 @@ from courseschool.common.openapi import (
 from ..protocol.models import TokenResponse
 from ..protocol.registration import ClientMetadata, ClientUpdate
 from .account import account_paths
+from .oversight import oversight_paths
 from .pages import _AUTHORIZE_PARAMS, _ERROR_PAGE, _logout_operations, _query
 from .registration import configuration_paths
 from .schemas import (
@@ -131,6 +132,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         **configuration_paths(TAG, update_ref, registered),
         "/oauth/logout": _logout_operations(),
         **account_paths(),
+        **oversight_paths(),
         "/oauth/authorize": {
             "post": {
                 "operationId": "authorize_post",
