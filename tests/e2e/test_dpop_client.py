@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import httpx
 import pytest
 
 from ..dpop_proofs import DpopKey
+from ..npm import npm_ci
 from .conftest import CallbackServer, Platform, running_platform
 from .support import Human
 
@@ -41,17 +40,7 @@ def node() -> str:
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         pytest.skip("npm and node are not installed: the DPoP client test needs Node 20 (tests/clients/package.json)")
-    if not (CLIENTS / "node_modules" / ".package-lock.json").exists():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=CLIENTS,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "npm_config_ignore_scripts": "true", "NO_UPDATE_NOTIFIER": "1"},
-            stdin=subprocess.DEVNULL,
-        )
-        assert done.returncode == 0, f"npm ci in tests/clients failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    npm_ci(CLIENTS, CLIENTS / "node_modules" / ".package-lock.json")
     return node
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ..npm import npm_ci
 from .conftest import Platform
 from .support import owner_token
 
@@ -65,9 +66,7 @@ def node_bin() -> Path:
             "npm and node are not installed: the OpenAPI linters and the generated TypeScript client "
             "need Node 20 and npm (tests/openapi/package.json)"
         )
-    if not (TOOLS / "node_modules" / ".package-lock.json").exists():
-        result = _run([npm, "ci", "--no-audit", "--no-fund"], TOOLS, timeout=600)
-        assert result.returncode == 0, "npm ci in tests/openapi failed:\n" + _report(result)
+    npm_ci(TOOLS, TOOLS / "node_modules" / ".package-lock.json")
     return TOOLS / "node_modules" / ".bin"
 
 

@@ -47,6 +47,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ..npm import npm_ci
 from .conftest import CallbackServer, Platform, admin_cli, create_person
 from .support import SCOPE, authorization_request, discover, register
 
@@ -374,19 +375,9 @@ def axe_source() -> str:
     """axe-core's browser build, from tests/browser (`npm ci` there when it is missing)."""
     script = BROWSER_TOOLS / "node_modules" / "axe-core" / "axe.min.js"
     if not script.exists():
-        npm = shutil.which("npm")
-        if npm is None:
+        if shutil.which("npm") is None:
             pytest.skip("npm is not installed: the page checks need axe-core (tests/browser/package.json)")
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=BROWSER_TOOLS,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "npm_config_ignore_scripts": "true", "NO_UPDATE_NOTIFIER": "1"},
-            stdin=subprocess.DEVNULL,
-        )
-        assert done.returncode == 0, f"npm ci in tests/browser failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        npm_ci(BROWSER_TOOLS, script)
     return script.read_text()
 
 
