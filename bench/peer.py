@@ -1,6 +1,8 @@
 """The peer server of the side-by-side figures: bench/peer/server.mjs on oidc-provider,
 the version pinned in bench/package.json and bench/package-lock.json, installed by the
-bench itself (`npm ci` in bench/ when node_modules is missing or holds another version)."""
+bench itself (`npm ci` in bench/ when node_modules is missing or holds another version).
+Two stores: oidc-provider's shipped in-memory adapter, and the durable peer, our Redis
+adapter (bench/peer/redis_adapter.mjs) on a Redis server."""
 
 from __future__ import annotations
 
@@ -20,13 +22,29 @@ BENCH = ROOT / "bench"
 PUBLIC_CLIENT, RS_CLIENT = "bench-public", "bench-rs"
 
 
+def pinned_versions() -> dict[str, str]:
+    return dict(json.loads((BENCH / "package.json").read_text())["dependencies"])
+
+
+def installed_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in pinned_versions():
+        manifest = BENCH / "node_modules" / name / "package.json"
+        out[name] = json.loads(manifest.read_text())["version"] if manifest.exists() else None
+    return out
+
+
 def pinned_version() -> str:
-    return json.loads((BENCH / "package.json").read_text())["dependencies"]["oidc-provider"]
+    return pinned_versions()["oidc-provider"]
 
 
 def installed_version() -> str | None:
-    manifest = BENCH / "node_modules" / "oidc-provider" / "package.json"
-    return json.loads(manifest.read_text())["version"] if manifest.exists() else None
+    return installed_versions()["oidc-provider"]
+
+
+def installed() -> bool:
+    """Whether bench/node_modules holds every pinned package at its pinned version."""
+    return installed_versions() == pinned_versions()
 
 
 def node_version() -> str:
@@ -37,22 +55,26 @@ def ensure_installed() -> str | None:
     """None when the peer can run, else why not."""
     if not shutil.which("node") or not shutil.which("npm"):
         return "Node.js and npm are not installed (Debian: apt-get install nodejs npm)"
-    if installed_version() != pinned_version():
+    if not installed():
         done = subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH, capture_output=True, text=True, timeout=900
         )
         if done.returncode != 0:
             return f"npm ci failed in bench/: {done.stderr.strip()[-500:]}"
-    if installed_version() != pinned_version():
-        return f"bench/node_modules holds oidc-provider {installed_version()}, not {pinned_version()}"
+    if not installed():
+        return f"bench/node_modules holds {installed_versions()}, not {pinned_versions()}"
     return None
 
 
 class Peer:
-    """One peer process (pinned to the server core unless `core` says otherwise)."""
+    """One peer process (pinned to the server core unless `core` says otherwise). With
+    `redis_url` it is the durable peer: its models in that Redis, under a key prefix of its
+    own that stop() deletes (only those keys: the database may be shared)."""
 
-    def __init__(self, log: Path, *, core: int | None = 0) -> None:
+    def __init__(self, log: Path, *, core: int | None = 0, redis_url: str | None = None) -> None:
         self.port = free_port()
+        self.redis_url = redis_url
+        self.prefix = f"bench-peer:{new_token()[:12]}:"
         self.base = f"http://127.0.0.1:{self.port}"
         self.rs_secret = new_token()
         self._mint_token = new_token()
@@ -62,6 +84,8 @@ class Peer:
             "PEER_PORT": str(self.port),
             "PEER_RS_SECRET": self.rs_secret,
             "BENCH_MINT_TOKEN": self._mint_token,
+            "PEER_STORE": "redis" if redis_url else "memory",
+            **({"PEER_REDIS_URL": redis_url, "PEER_REDIS_PREFIX": self.prefix} if redis_url else {}),
         }
         self.process = start(
             ["node", str(BENCH / "peer" / "server.mjs")],
@@ -74,6 +98,32 @@ class Peer:
 
     def stop(self) -> None:
         stop(self.process)
+        if self.redis_url:
+            self.forget()
+
+    def forget(self) -> int:
+        """Delete this peer's keys from its Redis (SCAN by its prefix); how many."""
+        import redis
+
+        assert self.redis_url, "only the durable peer keeps keys in Redis"
+        client = redis.Redis.from_url(self.redis_url)
+        deleted = 0
+        try:
+            batch: list[bytes] = []
+            for key in client.scan_iter(match=f"{self.prefix}*", count=1000):
+                batch.append(key)
+                if len(batch) >= 1000:
+                    deleted += client.unlink(*batch)
+                    batch = []
+            if batch:
+                deleted += client.unlink(*batch)
+        finally:
+            client.close()
+        return deleted
+
+    @property
+    def store(self) -> str:
+        return "redis" if self.redis_url else "memory"
 
     def rss(self) -> float:
         return rss_mb(self.process)

@@ -4,20 +4,27 @@
 // indicators with a JWT access-token audience (ES256, ten minutes) and an opaque one for
 // resource servers that introspect, refresh tokens rotated on every use, RS256 ID tokens,
 // a public client for the flows and a confidential client (client_secret_post) that
-// introspects. Keys are generated at start. Storage is oidc-provider's own in-memory
-// adapter; its store is sized so that nothing the bench minted is evicted during a run.
+// introspects. Keys are generated at start. Storage (PEER_STORE): `memory`, oidc-provider's
+// own in-memory adapter, its store sized so that nothing the bench minted is evicted during
+// a run; or `redis`, the durable peer: our Redis adapter (redis_adapter.mjs, on ioredis, as
+// a deployment of oidc-provider writes one) on PEER_REDIS_URL, its keys under
+// PEER_REDIS_PREFIX.
 //
 // Environment: PEER_PORT (required), PEER_RS_SECRET (the introspecting client's secret),
+// PEER_STORE (memory, the default, or redis), PEER_REDIS_URL and PEER_REDIS_PREFIX (redis),
 // BENCH_MINT_TOKEN (enables POST /__bench/mint, see mint() below; never set in use).
 
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 
+import { Redis } from 'ioredis';
 import Provider from 'oidc-provider';
 // The shipped in-memory adapter and its store, used as they are; only the store's size
 // is ours (the default keeps about a thousand entries, fewer than one bench round mints).
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
+
+import RedisAdapter from './redis_adapter.mjs';
 
 const port = Number(process.env.PEER_PORT);
 if (!port) throw new Error('PEER_PORT is required');
@@ -38,11 +45,25 @@ function privateJwk(type, options, alg) {
   return { ...jwk, alg, use: 'sig', kid: crypto.randomBytes(8).toString('hex') };
 }
 
-const store = new LRU({ maxSize: 50_000_000 });
 const clockTolerance = 15;
+const STORE = process.env.PEER_STORE || 'memory';
+
+function adapterFactory() {
+  if (STORE === 'memory') {
+    const store = new LRU({ maxSize: 50_000_000 });
+    return (model) => new MemoryAdapter(model, store, clockTolerance);
+  }
+  if (STORE === 'redis') {
+    if (!process.env.PEER_REDIS_URL) throw new Error('PEER_REDIS_URL is required with PEER_STORE=redis');
+    const client = new Redis(process.env.PEER_REDIS_URL);
+    const prefix = process.env.PEER_REDIS_PREFIX || 'oidc:';
+    return (model) => new RedisAdapter(model, client, { prefix, clockTolerance });
+  }
+  throw new Error(`PEER_STORE must be memory or redis, not ${STORE}`);
+}
 
 const provider = new Provider(issuer, {
-  adapter: (model) => new MemoryAdapter(model, store, clockTolerance),
+  adapter: adapterFactory(),
   clockTolerance,
   clients: [
     {
@@ -194,8 +215,9 @@ async function mint(req, res, url) {
   }
   const client = await provider.Client.find(PUBLIC_CLIENT);
   const lines = [];
-  for (let i = 0; i < count; i += 1) {
-    lines.push(await mintOne(kind, client));
+  for (let done = 0; done < count; done += 32) { // a few at a time: a durable store's round trips overlap
+    const batch = Array.from({ length: Math.min(32, count - done) }, () => mintOne(kind, client));
+    lines.push(...await Promise.all(batch));
   }
   res.writeHead(200, { 'content-type': 'text/plain' }).end(`${lines.join('\n')}\n`);
 }
@@ -217,7 +239,7 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 65_000;
 server.listen(port, '127.0.0.1', () => {
   console.log(JSON.stringify({
-    msg: 'listening', issuer, public_client: PUBLIC_CLIENT, rs_client: RS_CLIENT,
+    msg: 'listening', issuer, store: STORE, public_client: PUBLIC_CLIENT, rs_client: RS_CLIENT,
     api_resource: API, introspected_resource: INTROSPECTED,
   }));
 });
