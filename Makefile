@@ -47,7 +47,8 @@ unit: $(STAMP)
 
 # Not part of `make test`: load on loopback with wrk, results in bench/RESULTS.md. Runs
 # the peer server (oidc-provider, pinned in bench/package-lock.json; `npm ci` in bench/ on
-# first use) side by side. BENCH_ARGS=--growth adds the million-row tables (slow).
+# first use) side by side, in memory and on Redis, on a redis-server of the bench's own
+# unless BENCH_REDIS_URL names one. BENCH_ARGS=--growth adds the million-row tables (slow).
 bench: $(STAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -211,7 +211,7 @@ async def growth_section(
     )
     print(f"growth: {large:,} extra rows against none, alternated", flush=True)
     verdict = await side_by_side(
-        ours, small, tmp, seconds=seconds, rounds=rounds, lineages=lineages, scenarios=_SCENARIOS, log=print
+        (ours, small), tmp, seconds=seconds, rounds=rounds, lineages=lineages, scenarios=_SCENARIOS, log=print
     )
     lines += ["", *_verdict(run, verdict, large, own)]
     return [*lines, ""]

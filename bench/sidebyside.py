@@ -1,8 +1,17 @@
-"""The platform and the peer (bench/peer.py) on the same scenarios, the same wrk settings
-and the same pinning (server on core 0, wrk on core 1), alternated: in each round every
-scenario runs on one server then the other, and the order flips from round to round.
-Figures are medians of rounds (a single round swings by tens of percent here); the ratio
-is platform / peer, so above 1 means the platform is faster.
+"""The platform and the peers (bench/peer.py: oidc-provider on its shipped in-memory
+adapter, and on our Redis adapter, the durable peer) on the same scenarios, the same wrk
+settings and the same pinning (server on core 0, wrk on core 1), alternated: in each
+round every scenario runs on each server in turn, and the order changes from round to
+round (rotated by one, reversed every other full turn). Figures are medians of rounds (a
+single round swings by tens of percent here); the ratio is platform / peer, so above 1
+means the platform is faster.
+
+Each run also takes the CPU time that the server and its stores spent per request
+served, from /proc before and after the run (bench/harness.py: cpu_spent): the server's
+processes (granian and its worker; Node), the PostgreSQL backends of the platform's
+database, and the Redis server each side uses. On two cores that figure, not
+throughput, is the judge: other work on the machine slows a side's requests but hardly
+changes the CPU each one costs.
 
 Single-use inputs are minted ahead of the rounds, each server through its own storage
 (our grant store, the peer's models): refresh tokens for K independent lineages per
@@ -20,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.harness import median_of, wrk
+from bench.harness import Sample, cpu_spent, median_of, wrk
 
 
 @dataclass
@@ -38,8 +47,9 @@ class Side:
     mint_refresh: Callable[[int], Awaitable[list[str]]]  # refresh tokens, each its own grant
     introspection_body: str  # token, client_id, client_secret, form-encoded
     rss: Callable[[], float]
-    cpu: Callable[[], float]  # CPU seconds used so far by the server's processes
-    db_cpu: Callable[[], float] = lambda: 0.0  # ...and by its PostgreSQL backends
+    cpu: Callable[[], Sample]  # CPU time of the server's processes so far
+    db_cpu: Callable[[], Sample] = dict  # ...of its PostgreSQL backends
+    redis_cpu: Callable[[], Sample] = dict  # ...of the Redis server it uses
     idle_rss: float = 0.0
     files: dict[tuple[str, str], Path] = field(default_factory=dict)
 
@@ -95,23 +105,41 @@ class Result:
     seconds: int
     rounds: int
     connections: int
-    sides: tuple[str, str] = ("platform", "peer")
+    sides: tuple[str, ...] = ("platform", "peer")
 
     def median(self, scenario: str, side: str) -> dict[str, float]:
         return median_of(self.runs[scenario, side])
 
-    def per_round(self, scenario: str) -> float:
-        """The median of the rounds' own ratios (each round's first side over its second)."""
-        first, second = (self.runs[scenario, side] for side in self.sides)
-        return statistics.median(a["rps"] / b["rps"] for a, b in zip(first, second, strict=True))
+    def per_round(self, scenario: str, first: str = "", second: str = "") -> float:
+        """The median of the rounds' own ratios (each round's `first` side over its `second`;
+        by default the first two sides)."""
+        a_runs, b_runs = (self.runs[scenario, side] for side in (first or self.sides[0], second or self.sides[1]))
+        return statistics.median(a["rps"] / b["rps"] for a, b in zip(a_runs, b_runs, strict=True))
+
+    def cost(self, scenario: str, side: str) -> float:
+        """CPU µs per request of the server and its stores, median of rounds."""
+        return statistics.median(total_us(r) for r in self.runs[scenario, side])
 
     def valid(self, scenario: str) -> bool:
         return all(r["failures"] == 0 for (sc, _), runs in self.runs.items() if sc == scenario for r in runs)
 
 
+def total_us(run: dict[str, float]) -> float:
+    """One run's CPU µs per request: the server, its PostgreSQL backends, its Redis."""
+    return run["cpu_us"] + run["db_us"] + run["redis_us"]
+
+
+def order(sides: tuple[Side, ...], n: int) -> tuple[Side, ...]:
+    """The order of round `n`: rotated by n (two sides: flipped every round; three: each
+    side first, middle and last over three rounds), reversed every other full turn (so
+    that which side follows which changes too)."""
+    k = n % len(sides)
+    turned = sides[k:] + sides[:k]
+    return turned[::-1] if (n // len(sides)) % 2 else turned
+
+
 async def side_by_side(
-    platform: Side,
-    peer: Side,
+    sides: tuple[Side, ...],
     tmp: Path,
     *,
     seconds: int,
@@ -122,10 +150,9 @@ async def side_by_side(
     scenarios: tuple[str, ...] = tuple(SCENARIOS),
     log: Callable[[str], None] = print,
 ) -> Result:
-    """`platform` and `peer` are the two sides by role; any two servers of these
+    """The first side is the one the ratios are of (the platform); any servers of these
     scenarios compare the same way (the growth section: the platform on large tables and
     on small ones)."""
-    sides = (platform, peer)
     exchange = "code" in scenarios
     for side in sides:
         side.idle_rss = side.rss()
@@ -146,9 +173,8 @@ async def side_by_side(
         await _prepare(side, tmp, tags, lineages, per_round)
     runs: dict[tuple[str, str], list[dict[str, float]]] = {(sc, s.name): [] for sc in scenarios for s in sides}
     for n, tag in enumerate(tags):
-        order = sides if n % 2 == 0 else sides[::-1]
         for scenario in scenarios:
-            for side in order:
+            for side in order(sides, n):
                 url, script, env = _load(side, scenario, tag)
                 result = measured(side, url, seconds, script=script, env=env, connections=connections)
                 runs[scenario, side.name].append(result)
@@ -157,76 +183,121 @@ async def side_by_side(
                     + (f" ({result['failures']:.0f} failures)" if result["failures"] else "")
                 )
     rss = {s.name: (s.idle_rss, s.rss()) for s in sides}
-    return Result(runs, rss, lineages, seconds, rounds, connections, (platform.name, peer.name))
+    return Result(runs, rss, lineages, seconds, rounds, connections, tuple(s.name for s in sides))
 
 
 def measured(side: Side, url: str, seconds: int, **kw: Any) -> dict[str, float]:
-    """One wrk run, with the CPU time the server (and, for ours, its PostgreSQL backends)
+    """One wrk run, with the CPU time the server, its PostgreSQL backends and its Redis
     spent per request served: steadier than throughput when other work shares the cores."""
-    cpu, db = side.cpu(), side.db_cpu()
+    meters = {"cpu_us": side.cpu, "db_us": side.db_cpu, "redis_us": side.redis_cpu}
+    before = {name: sample() for name, sample in meters.items()}
     result = wrk(url, seconds, **kw)
+    after = {name: sample() for name, sample in meters.items()}
     served = max(1.0, result["requests"])
-    result["cpu_us"] = (side.cpu() - cpu) / served * 1e6
-    result["db_us"] = (side.db_cpu() - db) / served * 1e6
+    for name in meters:
+        result[name] = cpu_spent(before[name], after[name]) / served * 1e6
     return result
 
 
-def report(result: Result, platform_label: str, peer_label: str) -> list[str]:
+TOKEN_PATHS = ("refresh", "code", "introspection")
+
+
+def _label(result: Result, scenario: str) -> str:
+    return SCENARIOS[scenario].format(lineages=result.lineages)
+
+
+def report(result: Result, platform_label: str, peer_labels: dict[str, str]) -> list[str]:
+    """The side-by-side section: `peer_labels` names each peer side ({side name: what it
+    is}); the first side of the result is the platform."""
+    platform, *peers = result.sides
     lines = [
-        "## Side by side with a peer server",
+        "## Side by side with peer servers",
         "",
-        f"The platform as above and, in the same run, {peer_label} (bench/peer/server.mjs, configured like a "
-        "deployment of ours: PKCE S256 required, resource indicators with JWT access tokens (ES256) for the API "
-        "and opaque ones for the resource server that introspects, refresh tokens rotated on every use, RS256 ID "
-        "tokens, a public client for the flows, a confidential client (client_secret_post) for introspection). "
+        "The platform as above and, in the same run, "
+        + "; ".join(f"**{name}**: {label}" for name, label in peer_labels.items())
+        + ". The peer is bench/peer/server.mjs, configured like a deployment of ours: PKCE S256 required, resource "
+        "indicators with JWT access tokens (ES256) for the API and opaque ones for the resource server that "
+        "introspects, refresh tokens rotated on every use, RS256 ID tokens, a public client for the flows, a "
+        "confidential client (client_secret_post) for introspection. "
         f"Each server pinned to core 0, wrk -t1 -c{result.connections} on core 1, {result.seconds} s per run; "
-        f"{result.rounds} rounds after a warm-up round, the two servers alternated within each round and the "
-        "order flipped every round. Figures are medians of rounds; ratio = platform / peer (above 1: the "
-        f"platform is faster). Platform: {platform_label}.",
+        f"{result.rounds} rounds after a warm-up round, the servers alternated within each round, the order "
+        "rotated by one from round to round. Figures are medians of rounds; ratio = platform / peer (above "
+        f"1: the platform is faster). Platform: {platform_label}.",
         "",
-        "| scenario | platform req/s | peer req/s | platform / peer | platform rounds min-max | peer rounds "
-        "min-max | platform p99 ms | peer p99 ms | valid |",
-        "|---|---:|---:|---:|---|---|---:|---:|---|",
+        "| scenario | platform req/s | "
+        + " | ".join(f"{p} req/s | platform / {p}" for p in peers)
+        + " | platform rounds min-max | "
+        + " | ".join(f"{p} rounds min-max" for p in peers)
+        + " | valid |",
+        "|---|---:|" + "---:|---:|" * len(peers) + "---|" * (1 + len(peers)) + "---|",
     ]
-    cpu_lines = [
-        "CPU time per request served (medians of rounds): the server's own processes, and for the platform also "
-        "its PostgreSQL backends (the peer keeps everything in its process). Less disturbed than throughput by "
-        "other work on the machine; Redis (one call per platform request on the token paths) is left out. "
-        "peer / platform above 1: the platform costs less CPU per request.",
-        "",
-        "| scenario | platform server µs | platform + PostgreSQL µs | peer µs | peer / platform (server) | "
-        "peer / platform (with PostgreSQL) |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for scenario, label in SCENARIOS.items():
-        ours, theirs = result.median(scenario, "platform"), result.median(scenario, "peer")
-        spread = {side: [r["rps"] for r in result.runs[scenario, side]] for side in ("platform", "peer")}
-        valid = (
-            "yes" if result.valid(scenario) else (f"no ({ours['failures'] + theirs['failures']:.0f} failed requests)")
-        )
-        label = label.format(lineages=result.lineages)
+    for scenario in SCENARIOS:
+        if (scenario, platform) not in result.runs:
+            continue
+        ours = result.median(scenario, platform)
+        spread = {side: [r["rps"] for r in result.runs[scenario, side]] for side in result.sides}
+        failed = sum(r["failures"] for (sc, _), runs in result.runs.items() if sc == scenario for r in runs)
         lines.append(
-            f"| {label} | {ours['rps']:.0f} | {theirs['rps']:.0f} | "
-            f"{ours['rps'] / theirs['rps']:.2f} | {min(spread['platform']):.0f}-{max(spread['platform']):.0f} | "
-            f"{min(spread['peer']):.0f}-{max(spread['peer']):.0f} | {ours['p99']:.1f} | {theirs['p99']:.1f} | "
-            f"{valid} |"
+            f"| {_label(result, scenario)} | {ours['rps']:.0f} | "
+            + " | ".join(
+                f"{result.median(scenario, p)['rps']:.0f} | {ours['rps'] / result.median(scenario, p)['rps']:.2f}"
+                for p in peers
+            )
+            + " | "
+            + " | ".join(f"{min(spread[s]):.0f}-{max(spread[s]):.0f}" for s in result.sides)
+            + f" | {'yes' if result.valid(scenario) else f'no ({failed:.0f} failed requests)'} |"
         )
-        with_db = ours["cpu_us"] + ours["db_us"]
-        cpu_lines.append(
-            f"| {label} | {ours['cpu_us']:.0f} | {with_db:.0f} | {theirs['cpu_us']:.0f} | "
-            f"{theirs['cpu_us'] / ours['cpu_us']:.2f} | {theirs['cpu_us'] / with_db:.2f} |"
+    lines += [
+        "",
+        "CPU time per request served, the server and its stores (medians of rounds, µs), from /proc before and "
+        "after each run: the server's processes (granian's and its worker's; Node's), the PostgreSQL backends "
+        "connected to the platform's database, the Redis server each side uses (the bench's own, used by "
+        "nothing else). PostgreSQL's shared processes (WAL writer, checkpointer) are not counted. Cost ratio = "
+        "peer / platform: at 1 or more the platform costs no more CPU per request than that peer.",
+        "",
+        "| scenario | platform: server | PostgreSQL | Redis | total | "
+        + " | ".join(
+            f"{p}: server | Redis | total | cost ratio" if _uses_redis(result, p) else f"{p}: server | cost ratio"
+            for p in peers
         )
-    lines += ["", *cpu_lines]
-    per_round = {sc: result.per_round(sc) for sc in SCENARIOS}
-    (p_idle, p_load), (q_idle, q_load) = result.rss["platform"], result.rss["peer"]
+        + " |",
+        "|---|" + "---:|" * 4 + "".join("---:|" * (4 if _uses_redis(result, p) else 2) for p in peers),
+    ]
+    for scenario in SCENARIOS:
+        if (scenario, platform) not in result.runs:
+            continue
+        ours = result.median(scenario, platform)
+        cells = [
+            f"{ours['cpu_us']:.0f}",
+            f"{ours['db_us']:.0f}",
+            f"{ours['redis_us']:.0f}",
+            f"{result.cost(scenario, platform):.0f}",
+        ]
+        for p in peers:
+            theirs = result.median(scenario, p)
+            ratio = f"{result.cost(scenario, p) / result.cost(scenario, platform):.2f}"
+            if _uses_redis(result, p):
+                cells += [f"{theirs['cpu_us']:.0f}", f"{theirs['redis_us']:.0f}", f"{result.cost(scenario, p):.0f}"]
+            else:
+                cells.append(f"{theirs['cpu_us']:.0f}")
+            cells.append(ratio)
+        lines.append(f"| {_label(result, scenario)} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "- Median of the per-round ratios (each round's platform figure over the peer's in the same round): "
-        + ", ".join(f"{sc} {v:.2f}" for sc, v in per_round.items())
+        + "; ".join(
+            f"{p}: " + ", ".join(f"{sc} {result.per_round(sc, platform, p):.2f}" for sc in SCENARIOS) for p in peers
+        )
         + ".",
-        f"- RSS: platform {p_idle:.0f} MiB idle, {p_load:.0f} MiB after the rounds (granian's process and its "
-        f"worker; the data is in PostgreSQL); peer {q_idle:.0f} MiB idle, {q_load:.0f} MiB after the rounds "
-        "(one Node process, every grant, code and token it minted or issued held in its memory).",
+        "- RSS (MiB, idle / after the rounds): "
+        + ", ".join(f"{s} {result.rss[s][0]:.0f} / {result.rss[s][1]:.0f}" for s in result.sides)
+        + ". The platform's is granian's process and its worker (its data is in PostgreSQL); each peer's is its "
+        "Node process (the in-memory peer holds every grant, code and token it minted or issued; the durable "
+        "peer's are in Redis).",
         "",
     ]
     return lines
+
+
+def _uses_redis(result: Result, side: str) -> bool:
+    return any(r["redis_us"] > 0 for (_, s), runs in result.runs.items() if s == side for r in runs)
