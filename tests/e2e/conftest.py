@@ -208,7 +208,7 @@ def create_person(database_url: str, redis_url: str, kek: str, *, name: str, rol
         redis_url,
         kek,
         *("users", "create", "--school", "demo", "--email", email, "--name", name, "--role", role),
-        *("--password", password),
+        f"--password={password}",  # one value even when it begins with "-" (token_urlsafe may)
     )
     return email, password
 
