@@ -22,10 +22,15 @@ import redis
 from bench.harness import wrk
 from bench.peer import PUBLIC_CLIENT, Peer, ensure_installed
 
-pytestmark = pytest.mark.skipif(
-    not shutil.which("wrk") or not shutil.which("node") or not shutil.which("npm"),
-    reason="needs wrk, Node.js and npm (the peer is installed with npm ci in bench/)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not shutil.which("wrk") or not shutil.which("node") or not shutil.which("npm"),
+        reason="needs wrk, Node.js and npm (the peer is installed with npm ci in bench/)",
+    ),
+    # pytest-xdist: one worker, so that one `npm ci` at a time writes bench/node_modules (two
+    # workers installing at once left a torn JSON file in a clean-clone run).
+    pytest.mark.xdist_group("npm-bench"),
+]
 
 
 @pytest.fixture(scope="module")
