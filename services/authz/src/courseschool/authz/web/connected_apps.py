@@ -7,7 +7,6 @@ naming what ended. Not signed in: to the sign-in page, and back here afterwards.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,7 +22,7 @@ from ..protocol.models import User
 from .activity_words import activity_view
 from .http import Authz
 from .interaction import form_fields, session_cookie_name
-from .pages import render, see_other
+from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
 from .signin import signin_url
 
@@ -49,8 +48,7 @@ class AppCard(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def moment(epoch: int) -> Moment:
-    t = time.gmtime(epoch)
-    return Moment(time.strftime("%Y-%m-%dT%H:%M:%SZ", t), f"{t.tm_mday} {time.strftime('%b %Y, %H:%M', t)} UTC")
+    return Moment(utc_iso(epoch), utc_text(epoch))
 
 
 def _card(app: flow.ConnectedApp) -> AppCard:
@@ -68,7 +66,7 @@ def _card(app: flow.ConnectedApp) -> AppCard:
     )
 
 
-async def _viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
+async def signed_in_viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
     """This browser's session id and its person, when signed in."""
     session_id = request.cookies.get(session_cookie_name(authz.settings))
     user = await flow.signed_in_user(authz, session_id)
@@ -88,7 +86,7 @@ async def _notice(request: Request[Any, Any, Any], authz: Authz, user: User) -> 
 
 @get(PATH, opt=PAGE)
 async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -111,7 +109,7 @@ async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[A
 
 @get(f"{PATH}/{{grant_id:str}}/end", opt=PAGE)
 async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -122,7 +120,7 @@ async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], 
 
 @get(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
 async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -134,7 +132,7 @@ async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any,
 @post(f"{PATH}/{{grant_id:str}}/remove", opt=PAGE)
 async def remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -148,7 +146,7 @@ async def remove_app_everywhere(
     grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz
 ) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -159,7 +157,7 @@ async def remove_app_everywhere(
 
 @post(f"{PATH}/remove-all", opt=PAGE)
 async def remove_all_apps(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer

@@ -13,12 +13,12 @@ from litestar import Request, Response, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
-from ..endpoints import connected_apps as apps_flow
 from ..endpoints import school_apps as flow
 from ..protocol.models import User
 from .activity_words import activity_view
+from .connected_apps import signed_in_viewer
 from .http import Authz
-from .interaction import form_fields, session_cookie_name
+from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
 from .signin import signin_url
@@ -28,15 +28,9 @@ ACTIONS = ("end-person", "end-all", "block")
 DONE = ("ended", "ended-all", "blocked", "unblocked")
 
 
-async def _viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
-    session_id = request.cookies.get(session_cookie_name(authz.settings))
-    user = await apps_flow.signed_in_user(authz, session_id)
-    return (session_id, user) if user is not None and session_id is not None else None
-
-
 @get(PATH, opt=PAGE)
 async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -68,7 +62,7 @@ async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Res
 
 @get(f"{PATH}/confirm", opt=PAGE)
 async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -91,7 +85,7 @@ async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Respons
 
 
 async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User, dict[str, str]] | Response[Any]:
-    viewer = await _viewer(request, authz)
+    viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
