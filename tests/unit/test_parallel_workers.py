@@ -4,6 +4,9 @@ the server has too few."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from tests.infra import redis_url_for_worker, worker_number
@@ -44,3 +47,29 @@ def test_the_worker_number_comes_from_xdist(monkeypatch):
     assert worker_number() == 0
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
     assert worker_number() == 3
+
+
+def test_a_group_of_tests_runs_on_one_worker(tmp_path):
+    """`--dist loadgroup` as `make test` runs it: the tests of one xdist_group land on one
+    worker. The faults, the containers and each `npm ci` folder rely on it. pytest 9.2
+    broke it silently (xdist renames a test's node id to carry its group, and 9.2's node
+    ids no longer take the rename): the group spread over every worker and two `npm ci`
+    ran at once in bench/. The lock pins a pytest where it works; this says when not."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pathlib, pytest\n"
+        "pytestmark = pytest.mark.xdist_group('together')\n"
+        "@pytest.mark.parametrize('n', range(8))\n"
+        "def test_one(n):\n"
+        "    pathlib.Path(f'worker-{n}').write_text(os.environ['PYTEST_XDIST_WORKER'])\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = {(tmp_path / f"worker-{n}").read_text() for n in range(8)}
+    assert len(workers) == 1, f"one group ran on {sorted(workers)}"
