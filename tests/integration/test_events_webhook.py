@@ -133,7 +133,7 @@ async def test_a_receiver_slower_than_the_time_limit_is_tried_again_later(
         assert await delivery.deliver_due() == 0
     finally:
         release.set()
-        await delivery.close()
+        await delivery.stop()
     row = await flow.pool.fetchrow("SELECT attempts, last_error, delivered_at FROM authz_webhook_outbox")
     assert (row["attempts"], row["last_error"], row["delivered_at"]) == (1, "ReadTimeout", None)
 

@@ -307,9 +307,9 @@ async def _run(args: argparse.Namespace, settings: AdminCliSettings) -> Any:
         source = f"{getpass.getuser()}@{socket.gethostname()}"
         return await args.action(AdminService(components, actor="admin-cli", source=source), args)
     finally:
-        await components.events.close()
+        await components.events.stop()
         if components.webhook is not None:  # the running servers deliver what the CLI recorded
-            await components.webhook.close()
+            await components.webhook.stop()
         await components.client_cache.close()
         await redis.aclose()
         await pool.close()

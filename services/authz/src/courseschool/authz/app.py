@@ -18,7 +18,7 @@ from courseschool.common.db import backing_services
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
-from .endpoints.maintenance import maintenance_loop
+from .endpoints.maintenance import Maintenance
 from .keys import KeyChangeFeed
 from .settings import AuthzSettings
 from .web import (
@@ -95,19 +95,18 @@ def create_app(
             if components.webhook is not None:
                 components.webhook.start()
             app.state.authz = components
-            maintenance = asyncio.create_task(maintenance_loop(components))
+            maintenance = Maintenance(components)
+            maintenance.start()
             assert settings.redis_url  # backing_services refuses to start without it
             key_changes = KeyChangeFeed(components.keys, settings.redis_url)
             key_changes.start()
             try:
                 yield
             finally:
-                maintenance.cancel()
-                await key_changes.stop()
-                await components.events.close()
+                # At once: each has its bound, and the worker's shutdown has its own.
+                loops = [maintenance, key_changes, components.events, components.webhook]
+                await asyncio.gather(*(loop.stop() for loop in loops if loop is not None))
                 await components.activity.aclose()
-                if components.webhook is not None:
-                    await components.webhook.close()
                 components.passwords.close()
                 await components.client_cache.close()
                 if components.fetcher is not None:

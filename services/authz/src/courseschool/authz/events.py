@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import listen_to_audit
 
@@ -74,7 +75,11 @@ def event_row(action: str, fields: dict[str, Any], at: dt.datetime) -> EventRow:
     )
 
 
-class EventRecorder:
+class EventRecorder(BackgroundLoop):
+    """Keeps what the audit log says and writes it to the event store in batches."""
+
+    name = "event_recorder"
+
     def __init__(
         self, store: PgEventStore, clock: Clock, *, capacity: int = 10_000, batch: int = 500, interval: float = 0.5
     ) -> None:
@@ -85,9 +90,9 @@ class EventRecorder:
         self._interval = interval
         self._wake = asyncio.Event()
         self._writing = asyncio.Lock()  # one batch at a time: a row is written once
-        self._task: asyncio.Task[None] | None = None
         self._stop_listening: Any = None
         self.dropped = 0
+        super().__init__()
 
     def hear(self, action: str, fields: dict[str, Any]) -> None:
         """The audit listener: keep the event for the next batch (never blocks)."""
@@ -100,17 +105,16 @@ class EventRecorder:
 
     def start(self) -> None:
         self._stop_listening = listen_to_audit(self.hear)
-        self._task = asyncio.create_task(self._run())
+        super().start()
 
-    async def close(self) -> None:
+    async def stop(self, grace: float = STOP_GRACE) -> bool:
         if self._stop_listening is not None:
             self._stop_listening()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        stopped = await super().stop(grace)
         with contextlib.suppress(Exception):  # a database gone at shutdown: the log lines remain
-            await self.flush()
+            async with asyncio.timeout(grace):
+                await self.flush()
+        return stopped
 
     async def flush(self) -> None:
         """Write everything heard so far (raises if the database cannot take it; the
@@ -123,7 +127,7 @@ class EventRecorder:
                     self._buffer.popleft()
 
     async def _run(self) -> None:
-        while True:
+        while not self.stopping:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._interval)
             self._wake.clear()

@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from redis.asyncio.client import PubSub
 
+from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.errors import TemporarilyUnavailableError
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import SIGNING_KEY_ACTIVATED
@@ -99,12 +100,14 @@ async def announce_key_change(client: aioredis.Redis) -> int:
         return 0
 
 
-class KeyChangeFeed:
+class KeyChangeFeed(BackgroundLoop):
     """Reloads the keys each time a change is announced, from `start` to `stop`.
 
     Reads its subscription on the connection itself: redis-py's reader would reconnect
     and subscribe again unseen, missing what was announced in between. Without Redis it
     tries again after `retry` seconds, doubling up to thirty."""
+
+    name = "signing_key_feed"
 
     def __init__(self, keys: SigningKeys, redis_url: str, *, retry: float = 1.0) -> None:
         self._keys = keys
@@ -113,25 +116,17 @@ class KeyChangeFeed:
         # requests use (one closed by the restart fails the request that takes it).
         self._client = create_redis(redis_url)
         self._retry = retry
-        self._stopping = False
-        self._task: asyncio.Task[None] | None = None
+        super().__init__()
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def stop(self) -> None:
-        # The flag as well as the cancellation: the Redis client can swallow a
-        # cancellation that lands inside one of its own time-outs.
-        self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task], timeout=3)
+    async def stop(self, grace: float = STOP_GRACE) -> bool:
+        stopped = await super().stop(grace)
         with contextlib.suppress(Exception):
             await self._client.aclose()
+        return stopped
 
     async def _run(self) -> None:
         delay = self._retry
-        while not self._stopping:
+        while not self.stopping:
             pubsub = self._client.pubsub()
             listening = False
             try:
@@ -147,14 +142,14 @@ class KeyChangeFeed:
             finally:
                 with contextlib.suppress(Exception):  # closing a connection that is already gone
                     await pubsub.aclose()
-            if not self._stopping:
+            if not self.stopping:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
 
     async def _follow(self, pubsub: PubSub) -> None:
         connection = pubsub.connection
         assert connection is not None  # subscribed
-        while not self._stopping:
+        while not self.stopping:
             if not connection.is_connected:
                 raise ConnectionError("the connection closed")
             response = await connection.read_response(timeout=0.25, disconnect_on_error=False, push_request=True)

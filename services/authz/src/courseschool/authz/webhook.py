@@ -17,7 +17,6 @@ Each request is signed: `X-Course-School-Signature: t=<unix time>,v1=<hex HMAC-S
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import hmac
 import ssl
@@ -27,6 +26,7 @@ import asyncpg
 import httpx
 import msgspec
 
+from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
 
@@ -65,7 +65,11 @@ def retry_delay(attempts: int) -> int:
     return int(min(MAX_DELAY, 2 ** max(1, attempts)))
 
 
-class WebhookDelivery:
+class WebhookDelivery(BackgroundLoop):
+    """Sends the outbox's events to the operator's webhook, signed, retrying with backoff."""
+
+    name = "webhook_delivery"
+
     def __init__(self, settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock, *, batch: int = 20) -> None:
         assert settings.events_webhook_url and settings.events_webhook_secret
         self._url = settings.events_webhook_url
@@ -81,17 +85,12 @@ class WebhookDelivery:
         self._http = httpx.AsyncClient(
             timeout=settings.events_webhook_timeout, verify=verify, follow_redirects=False, trust_env=False
         )
-        self._task: asyncio.Task[None] | None = None
+        super().__init__()
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    async def stop(self, grace: float = STOP_GRACE) -> bool:
+        stopped = await super().stop(grace)
         await self._http.aclose()
+        return stopped
 
     async def deliver_due(self) -> int:
         """One pass: send what is due; how many were delivered."""
@@ -124,9 +123,9 @@ class WebhookDelivery:
         return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
 
     async def _run(self) -> None:
-        while True:
+        while not self.stopping:
             try:
-                while await self.deliver_due() == self._batch:
+                while await self.deliver_due() == self._batch and not self.stopping:
                     pass
             except Exception as exc:  # noqa: BLE001  the database is away: try again next round
                 log.warning("webhook_delivery_failed", error=type(exc).__name__)

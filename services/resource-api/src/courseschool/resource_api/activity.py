@@ -39,6 +39,7 @@ import msgspec
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import ACTIVITY_READS
@@ -227,8 +228,10 @@ def _dropped(reads: int, *, reason: str) -> None:
     log.warning("activity_reads_dropped", reads=reads, reason=reason)
 
 
-class ActivityJob:
+class ActivityJob(BackgroundLoop):
     """Each replica's background work for the activity (module docstring)."""
+
+    name = "activity"
 
     def __init__(
         self,
@@ -248,19 +251,15 @@ class ActivityJob:
         self._retention_days = retention_days
         self._housekeeping_interval = housekeeping_interval
         self._batch = batch
-        self._task: asyncio.Task[None] | None = None
+        super().__init__()
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
-
-    async def stop(self) -> None:
+    async def stop(self, grace: float = STOP_GRACE) -> bool:
         """Stop, flushing what this process counted (so that a restart loses no interval)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        stopped = await super().stop(grace)
         with contextlib.suppress(Exception):
-            await self.buffer.flush(self.counter)
+            async with asyncio.timeout(grace):
+                await self.buffer.flush(self.counter)
+        return stopped
 
     async def run_once(self) -> dict[str, int]:
         """One flush and one drain: reads flushed, rows written."""
@@ -273,9 +272,9 @@ class ActivityJob:
             log.info("housekeeping_done", **done)
         return done
 
-    async def _loop(self) -> None:
+    async def _run(self) -> None:
         next_sweep = time.monotonic() + self._housekeeping_interval
-        while True:
+        while not self.stopping:
             await asyncio.sleep(self._interval)
             await _step("flush", lambda: self.buffer.flush(self.counter))
             await _step("drain", self.buffer.drain)

@@ -4,6 +4,7 @@ every handler by dependency injection, with the guarded caller."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -91,8 +92,7 @@ def create_app(
         try:
             yield
         finally:
-            await activity.stop()
-            await verifier.feed.stop()
+            await asyncio.gather(activity.stop(), verifier.feed.stop())  # at once, each within its bound
             if authz is None:
                 await http.aclose()
 

@@ -20,6 +20,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 
+from courseschool.common.background import BackgroundLoop
 from courseschool.common.logging import get_logger
 from courseschool.common.revocation import CHANNEL, RevocationEvent
 
@@ -38,7 +39,7 @@ class FeedLost(Exception):
     """The feed's connection closed, failed or went silent."""
 
 
-class RevocationFeed:
+class RevocationFeed(BackgroundLoop):
     """The revoked grants and token ids, kept in memory from the Redis feed.
 
     `healthy` is true only while subscribed, after the set was (re)loaded, and while
@@ -53,6 +54,8 @@ class RevocationFeed:
     partition) is caught by pinging it every `ping_every` seconds: after `silence`
     seconds without a byte from the server the feed is unhealthy, then reconnects.
     """
+
+    name = "revocation_feed"
 
     def __init__(
         self,
@@ -74,8 +77,7 @@ class RevocationFeed:
         self._heard = -math.inf  # time.monotonic() of the last bytes from the server
         self._ping_every = ping_every
         self._silence = silence
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
+        super().__init__()
 
     @property
     def healthy(self) -> bool:
@@ -83,17 +85,6 @@ class RevocationFeed:
 
     def revoked(self, principal: Revocable) -> bool:
         return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def stop(self) -> None:
-        # The flag as well as the cancellation: the Redis client can swallow a
-        # cancellation that lands inside one of its own time-outs.
-        self._stopping = True
-        if self._task:
-            self._task.cancel()
-            await asyncio.wait([self._task], timeout=3)
 
     async def wait_healthy(self, within: float = 5.0) -> bool:
         with contextlib.suppress(TimeoutError):
@@ -129,7 +120,7 @@ class RevocationFeed:
 
     async def _run(self) -> None:
         delay = 0.2
-        while not self._stopping:
+        while not self.stopping:
             pubsub = self._redis.pubsub()
             try:
                 await pubsub.subscribe(CHANNEL)
@@ -155,7 +146,7 @@ class RevocationFeed:
         connection = pubsub.connection
         assert connection is not None  # subscribed
         next_ping = time.monotonic()
-        while not self._stopping:
+        while not self.stopping:
             now = time.monotonic()
             if not connection.is_connected:
                 raise FeedLost("the connection closed")  # never let the client reconnect it unseen
