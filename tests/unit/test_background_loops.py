@@ -33,10 +33,16 @@ class Forgiving(BackgroundLoop):
 
 
 class Stubborn(Forgiving):
+    """Ends on neither the flag nor a cancellation: only when the test lets it go."""
+
     name = "stubborn"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.let_go = asyncio.Event()
+
     async def _run(self) -> None:
-        while True:
+        while not self.let_go.is_set():
             try:
                 await asyncio.sleep(0.05)
             except asyncio.CancelledError:
@@ -64,14 +70,25 @@ async def test_a_loop_that_swallows_its_cancellation_ends_on_the_flag() -> None:
 async def test_a_loop_that_never_ends_is_left_after_the_grace_and_logged() -> None:
     loop = Stubborn()
     loop.start()
+    task = loop._task
+    assert task is not None
     await asyncio.sleep(0.06)
-    with structlog.testing.capture_logs() as logs:
-        began = time.monotonic()
-        assert await loop.stop(grace=0.3) is False
-        waited = time.monotonic() - began
-    assert 0.3 <= waited < 2
-    assert {"event": "background_loop_left_running", "loop": "stubborn", "grace": 0.3, "log_level": "warning"} in logs
-    assert not loop.running  # forgotten by the loop object; the task is the event loop's to end
+    try:
+        with structlog.testing.capture_logs() as logs:
+            began = time.monotonic()
+            assert await loop.stop(grace=0.3) is False
+            waited = time.monotonic() - began
+        assert 0.3 <= waited < 2
+        assert {
+            "event": "background_loop_left_running",
+            "loop": "stubborn",
+            "grace": 0.3,
+            "log_level": "warning",
+        } in logs
+        assert not loop.running and not task.done()  # forgotten by the loop object, still running
+    finally:
+        loop.let_go.set()  # the test's session event loop must not be left with it
+        await asyncio.wait_for(task, 5)
 
 
 async def test_a_failed_loop_is_logged_with_its_error_and_a_second_stop_is_harmless() -> None:
