@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 
 from courseschool.resource_api.activity import ActivityJob, ReadBuffer, ReadCounter
 from courseschool.resource_api.activity_store import ActivityQuery, PgActivityStore
-from courseschool.resource_api.bearer import Principal
+from courseschool.resource_api.auth.verifier import Principal
 
 from .api_env import ApiEnv
 

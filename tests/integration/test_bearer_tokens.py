@@ -251,7 +251,7 @@ async def _feed_gauge(env: ApiEnv) -> float | None:
 
 
 def feed_principal(claims: dict):
-    from courseschool.resource_api.bearer import principal_from_claims
+    from courseschool.resource_api.auth.verifier import principal_from_claims
 
     return principal_from_claims(claims)
 

@@ -46,7 +46,7 @@ from courseschool.common.metrics import ACTIVITY_READS
 from courseschool.common.secrets import new_token
 
 from .activity_store import PgActivityStore, ReadCount
-from .bearer import Principal
+from .auth.verifier import Principal
 
 log = get_logger(__name__)
 

@@ -26,7 +26,7 @@ from courseschool.common.web import check_internal, forward_request_id, json_res
 
 from .activity import ActivityJob, ReadBuffer, ReadCounter
 from .activity_store import PgActivityStore
-from .bearer import BearerVerifier, Introspector, JwksCache
+from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
 from .revocation_feed import RevocationSource

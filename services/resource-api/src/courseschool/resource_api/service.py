@@ -18,7 +18,7 @@ from . import analytics
 from .activity import ReadCounter
 from .activity_store import Actor, PgActivityStore
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
-from .bearer import ANONYMOUS, BearerVerifier, Principal
+from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .files import PgFileStore
 from .items import Conflict, Page, PgItemStore

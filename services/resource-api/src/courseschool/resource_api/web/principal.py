@@ -29,7 +29,7 @@ from courseschool.common.errors import (
 )
 from courseschool.common.web import proof_target
 
-from ..bearer import ANONYMOUS, Principal
+from ..auth.verifier import ANONYMOUS, Principal
 from ..service import ResourceService
 
 ANONYMOUS_REFUSED = "this resource needs an access token; see /.well-known/oauth-protected-resource"

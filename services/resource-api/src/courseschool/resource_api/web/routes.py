@@ -24,7 +24,7 @@ from courseschool.common.errors import (
 )
 
 from ..areas.registry import AREA_SPECS, AreaSpec
-from ..bearer import Principal
+from ..auth.verifier import Principal
 from ..catalogue import cache_control
 from ..files import UploadRefused, check_upload, safe_filename
 from ..service import ResourceService

@@ -1,0 +1,1 @@
+"""Who calls: access tokens verified, and the revocations they are checked against."""
