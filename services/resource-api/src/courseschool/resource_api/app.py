@@ -26,10 +26,10 @@ from courseschool.common.web import check_internal, forward_request_id, json_res
 
 from .activity import ActivityJob, ReadBuffer, ReadCounter
 from .activity_store import PgActivityStore
+from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
-from .revocation_feed import RevocationSource
 from .schools import PgSchoolStore, SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings

@@ -38,7 +38,7 @@ from courseschool.common.jose import key_set, unverified_header, verify_access_t
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import CACHE
 
-from ..revocation_feed import RevocationFeed
+from .revocation_feed import RevocationFeed
 
 log = get_logger(__name__)
 
