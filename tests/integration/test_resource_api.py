@@ -61,8 +61,8 @@ def sample(spec: AreaSpec, n: int = 0, **overrides: Any) -> dict[str, Any]:
 
 async def insert(env: ApiEnv, spec: AreaSpec, school: str, n: int = 0, **overrides: Any) -> dict[str, Any]:
     """Store an item directly (read-only areas have no write route)."""
-    from courseschool.resource_api.items import PgItemStore
     from courseschool.resource_api.service import ResourceService
+    from courseschool.resource_api.storage.items import PgItemStore
 
     service: ResourceService = env.rs_app.state.resources
     school_id = await env.school(school)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec
-from courseschool.resource_api.items import PgItemStore
+from courseschool.resource_api.storage.items import PgItemStore
 
 from .api_env import ApiEnv
 

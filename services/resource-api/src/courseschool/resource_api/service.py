@@ -21,9 +21,9 @@ from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .files import PgFileStore
-from .items import Conflict, Page, PgItemStore
 from .schools import SchoolDirectory
 from .settings import ResourceSettings
+from .storage.items import Conflict, Page, PgItemStore
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,1 @@
+"""PostgreSQL stores of the resource API: plain SQL next to its mapping."""
