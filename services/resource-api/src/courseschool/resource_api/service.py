@@ -20,9 +20,9 @@ from .activity_store import Actor, PgActivityStore
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
-from .files import PgFileStore
 from .schools import SchoolDirectory
 from .settings import ResourceSettings
+from .storage.files import PgFileStore
 from .storage.items import Conflict, Page, PgItemStore
 
 
