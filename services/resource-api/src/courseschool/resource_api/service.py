@@ -14,7 +14,6 @@ from courseschool.common.errors import ConflictError, InvalidRequestError, NotFo
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import ANALYTICS
 
-from . import analytics
 from .activity import ReadCounter
 from .activity_store import Actor, PgActivityStore
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
@@ -22,6 +21,7 @@ from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .schools import SchoolDirectory
 from .settings import ResourceSettings
+from .storage import analytics
 from .storage.files import PgFileStore
 from .storage.items import Conflict, Page, PgItemStore
 
