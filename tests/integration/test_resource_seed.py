@@ -131,8 +131,8 @@ async def test_second_call_changes_nothing(seeded: asyncpg.Pool, school_id: str)
 
 
 async def test_a_school_with_items_is_left_alone(clean_db: asyncpg.Pool, school_id: str) -> None:
-    from courseschool.resource_api.schools import PgSchoolStore, SchoolRecord
     from courseschool.resource_api.storage.items import PgItemStore
+    from courseschool.resource_api.storage.schools import PgSchoolStore, SchoolRecord
 
     store = PgItemStore(clean_db)
     await PgSchoolStore(clean_db).save(SchoolRecord(id=school_id, slug="own"))
@@ -144,8 +144,8 @@ async def test_a_school_with_items_is_left_alone(clean_db: asyncpg.Pool, school_
 
 
 async def test_without_an_owner_no_account_and_own_settings_are_kept(clean_db: asyncpg.Pool, school_id: str) -> None:
-    from courseschool.resource_api.schools import PgSchoolStore, SchoolRecord
     from courseschool.resource_api.storage.items import PgItemStore
+    from courseschool.resource_api.storage.schools import PgSchoolStore, SchoolRecord
 
     store = PgItemStore(clean_db)
     await PgSchoolStore(clean_db).save(SchoolRecord(id=school_id, slug="mine"))

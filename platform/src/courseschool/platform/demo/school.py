@@ -13,8 +13,8 @@ from typing import Any
 import asyncpg
 
 from courseschool.resource_api.areas.registry import BY_NAME, validate_document
-from courseschool.resource_api.schools import PgSchoolStore, SchoolRecord
 from courseschool.resource_api.storage.items import PgItemStore
+from courseschool.resource_api.storage.schools import PgSchoolStore, SchoolRecord
 
 from .activity import (
     CANCELLED_OFFSET,

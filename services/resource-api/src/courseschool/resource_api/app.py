@@ -30,9 +30,9 @@ from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
-from .schools import PgSchoolStore, SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings
+from .storage.schools import PgSchoolStore, SchoolDirectory
 from .web.activity import activity_routes
 from .web.principal import provide_principal, provide_resources
 from .web.routes import all_routes

@@ -18,7 +18,7 @@ from msgspec import UNSET, Struct, UnsetType
 from courseschool.common import scopes
 from courseschool.common.scopes import Area
 
-from ..schools import SchoolRecord
+from ..storage.schools import SchoolRecord
 from . import models as m
 
 Kind = Literal["collection", "singleton", "computed", "upload"]
