@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from courseschool.common.db import create_pool, migrate  # noqa: E402
 from courseschool.platform.migrate import MIGRATIONS  # noqa: E402
-from courseschool.resource_api.activity_store import ActivityQuery, PgActivityStore  # noqa: E402
+from courseschool.resource_api.storage.activity import ActivityQuery, PgActivityStore  # noqa: E402
 from tests.infra import temporary_database  # noqa: E402
 
 USER = "bench-activity-user"

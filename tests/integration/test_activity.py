@@ -18,8 +18,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from courseschool.resource_api.activity import ActivityJob, ReadBuffer, ReadCounter
-from courseschool.resource_api.activity_store import ActivityQuery, PgActivityStore
 from courseschool.resource_api.auth.verifier import Principal
+from courseschool.resource_api.storage.activity import ActivityQuery, PgActivityStore
 
 from .api_env import ApiEnv
 

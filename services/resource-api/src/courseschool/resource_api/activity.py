@@ -45,8 +45,8 @@ from courseschool.common.logging import get_logger
 from courseschool.common.metrics import ACTIVITY_READS
 from courseschool.common.secrets import new_token
 
-from .activity_store import PgActivityStore, ReadCount
 from .auth.verifier import Principal
+from .storage.activity import PgActivityStore, ReadCount
 
 log = get_logger(__name__)
 

@@ -25,13 +25,13 @@ from courseschool.common.resource import canonical_resource
 from courseschool.common.web import check_internal, forward_request_id, json_response, service_app
 
 from .activity import ActivityJob, ReadBuffer, ReadCounter
-from .activity_store import PgActivityStore
 from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
 from .service import ResourceService
 from .settings import ResourceSettings
+from .storage.activity import PgActivityStore
 from .storage.schools import PgSchoolStore, SchoolDirectory
 from .web.activity import activity_routes
 from .web.principal import provide_principal, provide_resources

@@ -15,12 +15,12 @@ from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import ANALYTICS
 
 from .activity import ReadCounter
-from .activity_store import Actor, PgActivityStore
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .settings import ResourceSettings
 from .storage import analytics
+from .storage.activity import Actor, PgActivityStore
 from .storage.files import PgFileStore
 from .storage.items import Conflict, Page, PgItemStore
 from .storage.schools import SchoolDirectory

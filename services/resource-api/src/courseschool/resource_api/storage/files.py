@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from ..activity_store import Actor, actor_parameters, record_change
+from .activity import Actor, actor_parameters, record_change
 
 # Accepted types and the signatures their files start with (None: text, checked as UTF-8).
 SIGNATURES: dict[str, tuple[bytes, ...] | None] = {

@@ -13,8 +13,8 @@ import msgspec
 
 from courseschool.common.errors import InvalidRequestError
 
-from ..activity_store import Actor, actor_parameters, record_change
 from ..areas.registry import AreaSpec
+from .activity import Actor, actor_parameters, record_change
 
 _ITEM_COLUMNS = "id::text, school_id::text, data, published, created_at, updated_at"
 

@@ -29,8 +29,8 @@ from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import check_internal, no_store_json
 
-from ..activity_store import ActivityQuery, GrantActivity
 from ..service import ResourceService
+from ..storage.activity import ActivityQuery, GrantActivity
 
 MAX_GRANTS = 100
 MAX_CHANGED = 200
