@@ -29,10 +29,11 @@ from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .metadata import protected_resource_metadata
 from .openapi import resource_openapi
+from .schools import SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings
 from .storage.activity import PgActivityStore
-from .storage.schools import PgSchoolStore, SchoolDirectory
+from .storage.schools import PgSchoolStore
 from .web.activity import activity_routes
 from .web.principal import provide_principal, provide_resources
 from .web.routes import all_routes

@@ -18,12 +18,12 @@ from .activity import ReadCounter
 from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
+from .schools import SchoolDirectory
 from .settings import ResourceSettings
 from .storage import analytics
 from .storage.activity import Actor, PgActivityStore
 from .storage.files import PgFileStore
 from .storage.items import Conflict, Page, PgItemStore
-from .storage.schools import SchoolDirectory
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
