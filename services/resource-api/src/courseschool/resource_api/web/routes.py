@@ -27,7 +27,7 @@ from ..areas.registry import AREA_SPECS, AreaSpec
 from ..auth.verifier import Principal
 from ..catalogue import cache_control
 from ..service import ResourceService
-from ..storage.files import UploadRefused, check_upload, safe_filename
+from ..uploads import UploadRefused, check_upload, safe_filename
 from .catalogue_hits import CatalogueHits
 from .principal import guard
 from .query import list_query, period
