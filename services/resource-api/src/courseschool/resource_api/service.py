@@ -1,6 +1,7 @@
 """The resource API's service layer: one generic set of operations for every area,
 driven by its `AreaSpec`. Callers arrive verified and scope-checked (`web/principal.py`)
-with their input parsed (`web/query.py`); tenancy and validation live here once."""
+with their input parsed (queries: `web/query.py`; bodies: `web/body.py`), so nothing here
+reads bytes or a request; tenancy and validation live here once."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from courseschool.common.errors import ConflictError, InvalidRequestError, NotFoundError, ValidationFailedError
-from courseschool.common.jsonbody import decode_json
+from courseschool.common.errors import ConflictError, NotFoundError, ValidationFailedError
 from courseschool.common.scopes import ANALYTICS
 
 from .activity import ReadCounter
-from .areas.registry import AreaSpec, RuleError, patch_type, validate_document
+from .areas.registry import AreaSpec, RuleError, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .schools import SchoolDirectory
@@ -111,9 +111,10 @@ class ResourceService:
             self.reads.count(principal, spec.name)
         return _shown(spec, principal, item)
 
-    async def create(self, spec: AreaSpec, principal: Principal, body: bytes) -> dict[str, Any]:
+    async def create(self, spec: AreaSpec, principal: Principal, document: dict[str, Any]) -> dict[str, Any]:
+        """`document`: the new item as decoded (web/body.py), validated here."""
         school_id = _school_of(principal)
-        data = self._validated(spec, _json_object(body))
+        data = self._validated(spec, document)
         try:
             created = await self.items.create(spec, school_id, data, _actor(principal))
         except Conflict:
@@ -121,9 +122,11 @@ class ResourceService:
         self.catalogue_cache.forget(spec.name)  # after the write (a read racing it may keep a page for the TTL)
         return created
 
-    async def update(self, spec: AreaSpec, principal: Principal, item_id: str, body: bytes) -> dict[str, Any]:
+    async def update(
+        self, spec: AreaSpec, principal: Principal, item_id: str, changes: dict[str, Any]
+    ) -> dict[str, Any]:
+        """`changes`: the fields to change, decoded as the area's patch (web/body.py)."""
         school_id = _school_of(principal)
-        changes = _patch(spec, body)
         item = await self.items.get(spec, item_id)
         if item is None or item["school_id"] != school_id:
             raise NotFoundError(f"no such {spec.path} item")
@@ -155,9 +158,8 @@ class ResourceService:
         self.reads.count(principal, spec.name)
         return stored
 
-    async def update_singleton(self, spec: AreaSpec, principal: Principal, body: bytes) -> dict[str, Any]:
+    async def update_singleton(self, spec: AreaSpec, principal: Principal, changes: dict[str, Any]) -> dict[str, Any]:
         school_id, owner = _school_of(principal), _owner(spec, principal)
-        changes = _patch(spec, body)
         current = await self.items.get_singleton(spec, school_id, owner) or await self._first_value(spec, principal)
         current = {k: v for k, v in (current or {}).items() if k != "updated_at"}
         data = self._validated(spec, {**current, **changes})
@@ -220,24 +222,8 @@ def _owner(spec: AreaSpec, principal: Principal) -> str:
     return principal.sub or "" if spec.per_user else ""
 
 
-def _patch(spec: AreaSpec, body: bytes) -> dict[str, Any]:
-    assert spec.model is not None
-    try:
-        patch = decode_json(body, into=patch_type(spec.model))
-    except msgspec.ValidationError as exc:
-        raise ValidationFailedError(str(exc)) from None
-    return msgspec.to_builtins(patch)
-
-
 def _shown(spec: AreaSpec, principal: Principal, item: dict[str, Any]) -> dict[str, Any]:
     """What the caller sees of an item: never the store's own keys (`_published`), and
     to an anonymous caller none of the area's private fields."""
     private = spec.private_fields if principal.anonymous else ()
     return {k: v for k, v in item.items() if not k.startswith("_") and k not in private}
-
-
-def _json_object(body: bytes) -> dict[str, Any]:
-    value = decode_json(body)
-    if not isinstance(value, dict):
-        raise InvalidRequestError("the body must be a JSON object")
-    return value

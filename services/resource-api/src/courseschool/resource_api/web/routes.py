@@ -30,6 +30,7 @@ from ..auth.verifier import Principal
 from ..catalogue import cache_control
 from ..service import ResourceService
 from ..uploads import UploadRefused, check_upload, safe_filename
+from .body import json_object, json_patch
 from .catalogue_hits import CatalogueHits
 from .principal import guard
 from .query import list_query, period
@@ -87,14 +88,15 @@ def collection_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
 
     @area_route(post, base, spec, "create", status_code=201, opt=write)
     async def create_item(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
-        item = await resources.create(spec, principal, await request.body())
+        item = await resources.create(spec, principal, json_object(await request.body()))
         return _json(item, 201, {"Location": f"{base}/{item['id']}"})
 
     @area_route(patch, item_path, spec, "update", opt=write)
     async def update_item(
         item_id: FromPath[str], request: Request[Any, Any, Any], resources: Service, principal: Caller
     ) -> Response[bytes]:
-        return _json(await resources.update(spec, principal, item_id, await request.body()))
+        changes = json_patch(spec, await request.body())
+        return _json(await resources.update(spec, principal, item_id, changes))
 
     @area_route(delete, item_path, spec, "delete", status_code=204, opt=write)
     async def delete_item(item_id: FromPath[str], resources: Service, principal: Caller) -> None:
@@ -112,7 +114,7 @@ def singleton_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
 
     @area_route(patch, path, spec, "update", opt=guard(spec.write_scope))
     async def update_one(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
-        return _json(await resources.update_singleton(spec, principal, await request.body()))
+        return _json(await resources.update_singleton(spec, principal, json_patch(spec, await request.body())))
 
     return [get_one, update_one] if spec.writable else [get_one]
 
