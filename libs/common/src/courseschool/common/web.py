@@ -14,9 +14,12 @@ from typing import Any, cast
 import msgspec
 import structlog
 from litestar import Litestar, Request, Response, get
+from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
+from litestar.handlers import BaseRouteHandler
 from litestar.types import (
     ASGIApp,
+    Guard,
     HTTPResponseBodyEvent,
     HTTPResponseStartEvent,
     HTTPScope,
@@ -255,8 +258,20 @@ def proof_target(request: Request[Any, Any, Any], base_url: str) -> ProofTarget:
     return ProofTarget(method=request.method, url=base_url + path, proofs=tuple(request.headers.getall("dpop", [])))
 
 
-def check_internal(request: Request[Any, Any, Any], expected: str | None) -> None:
+def check_internal(request: ASGIConnection[Any, Any, Any, Any], expected: str | None) -> None:
     """`/internal/*`: only for the other services, with the shared INTERNAL_TOKEN; for
     anyone else the path does not exist (compared in constant time)."""
     if not expected or not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
         raise NotFoundError("not found")
+
+
+def internal_only(expected: str | None) -> Guard:
+    """`check_internal` as a Litestar guard, for a router of `/internal` routes: it runs
+    before anything of the route (its dependencies, its parameters), and no handler
+    under the router can forget it."""
+
+    # async: Litestar runs a synchronous guard in a worker thread, a hop this check does not need
+    async def internal_caller(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        check_internal(connection, expected)
+
+    return internal_caller

@@ -8,11 +8,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import httpx
-from litestar import Litestar, Request, Response, get
+from litestar import Litestar
 from litestar.di import Provide
 from redis.asyncio import Redis
 
@@ -22,19 +21,17 @@ from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
 from courseschool.common.metrics import REVOCATION_FEED
 from courseschool.common.resource import canonical_resource
-from courseschool.common.web import check_internal, forward_request_id, json_response, service_app
+from courseschool.common.web import forward_request_id, service_app
 
 from .activity import ActivityJob, ReadBuffer, ReadCounter
 from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
-from .metadata import protected_resource_metadata
-from .openapi import resource_openapi
 from .schools import SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings
 from .storage.activity import PgActivityStore
 from .storage.schools import PgSchoolStore
-from .web.activity import activity_routes
+from .web.internal import internal_router
 from .web.principal import provide_principal, provide_resources
 from .web.routes import all_routes
 
@@ -97,16 +94,6 @@ def create_app(
             if authz is None:
                 await http.aclose()
 
-    @get("/internal/metadata/oauth-protected-resource")
-    async def internal_prm(request: Request[Any, Any, Any]) -> Response[bytes]:
-        check_internal(request, settings.internal_token)
-        return json_response(protected_resource_metadata(settings))
-
-    @get("/internal/openapi.json")
-    async def internal_openapi(request: Request[Any, Any, Any]) -> Response[bytes]:
-        check_internal(request, settings.internal_token)
-        return json_response(resource_openapi(settings.base_url, settings.resource_name))
-
     async def check_postgres() -> None:
         await app.state.resources.pool.fetchval("SELECT 1")
 
@@ -115,7 +102,7 @@ def create_app(
 
     app = service_app(
         "resource_api",
-        route_handlers=[*all_routes(), *activity_routes(now), internal_prm, internal_openapi],
+        route_handlers=[*all_routes(), internal_router(settings, now)],
         ready_checks={"postgres": check_postgres, "redis": check_redis},
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),

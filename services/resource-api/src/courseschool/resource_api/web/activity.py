@@ -1,6 +1,7 @@
 """`GET /internal/activity`: what grants did at this API, for the authorization server's
 pages (the connected-apps page, the school owner's page). Internal only: the shared
-INTERNAL_TOKEN, like every `/internal` path (anyone else: 404).
+INTERNAL_TOKEN, like every `/internal` path (the guard of `web/internal.py`; anyone
+else: 404).
 
 Parameters: `grant_id` (repeatable, up to 100), `user_id`, `school_id`: whose activity,
 at least one, all that are given must hold (a school's page passes its school, so no
@@ -27,7 +28,7 @@ from litestar.handlers import HTTPRouteHandler
 
 from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidRequestError
-from courseschool.common.web import check_internal, no_store_json
+from courseschool.common.web import no_store_json
 
 from ..service import ResourceService
 from ..storage.activity import ActivityQuery, GrantActivity
@@ -44,11 +45,10 @@ class ActivityAnswer(msgspec.Struct, frozen=True):
 
 
 def activity_routes(clock: Clock) -> list[HTTPRouteHandler]:
-    @get("/internal/activity", name="internal-activity")
+    @get("/activity", name="internal_activity")  # under the router of /internal
     async def internal_activity(
         request: Request[Any, Any, Any], resources: NamedDependency[ResourceService]
     ) -> Response[bytes]:
-        check_internal(request, resources.settings.internal_token)
         days, query = activity_query(request, clock, resources.settings.activity_retention_days)
         grants = await resources.activity.summary(query)
         return no_store_json(ActivityAnswer(since=query.since.isoformat(), days=days, grants=grants))
