@@ -32,7 +32,7 @@ from .settings import ResourceSettings
 from .storage.activity import PgActivityStore
 from .storage.schools import PgSchoolStore
 from .web.internal import internal_router
-from .web.principal import provide_principal, provide_resources
+from .web.principal import provide_principal, provide_resources, require_declared_scopes
 from .web.routes import all_routes
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -111,4 +111,5 @@ def create_app(
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,
     )
+    require_declared_scopes(app)
     return app

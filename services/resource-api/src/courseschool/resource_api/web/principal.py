@@ -13,11 +13,14 @@ proof is 401 `invalid_dpop_proof` (or `use_dpop_nonce`) in the DPoP challenge.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from litestar import Request
+from litestar import Litestar, Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.handlers import BaseRouteHandler
+from litestar.routes import HTTPRoute
 
 from courseschool.common.bearer import BEARER, challenged, presented_token
 from courseschool.common.errors import (
@@ -36,9 +39,40 @@ ANONYMOUS_REFUSED = "this resource needs an access token; see /.well-known/oauth
 
 
 def guard(*scopes: str, public: bool = False) -> dict[str, Any]:
-    """A route's `opt`: every scope it needs (none: no token is read), and whether
-    anonymous callers may use it."""
+    """A route's `opt`: every scope it needs, and whether anonymous callers may use it. A
+    route that takes the `principal` must declare at least one (`require_declared_scopes`);
+    a route that does not take it reads no token."""
     return {"scopes": scopes, "public": public}
+
+
+class UndeclaredScopeError(RuntimeError):
+    """A route takes the caller but says nothing of the scope it needs."""
+
+
+def takes_principal(handler: BaseRouteHandler) -> bool:
+    """Whether the handler is given the caller (the `principal` dependency)."""
+    return "principal" in inspect.signature(handler.fn).parameters
+
+
+def declared_scopes(handler: BaseRouteHandler) -> tuple[str, ...]:
+    return tuple(handler.opt.get("scopes", ()))
+
+
+def require_declared_scopes(app: Litestar) -> None:
+    """Fail closed, at start-up: every route whose handler takes the `principal` declares
+    the scope it needs (`opt=guard(...)`), or the app is refused with the routes named. A
+    route that forgot would otherwise serve any valid token, whatever its scopes."""
+    undeclared = [
+        f"{'/'.join(sorted(handler.http_methods))} {route.path} ({handler.name})"
+        for route in app.routes
+        if isinstance(route, HTTPRoute)
+        for handler in route.route_handlers
+        if takes_principal(handler) and not declared_scopes(handler)
+    ]
+    if undeclared:
+        raise UndeclaredScopeError(
+            "routes take the principal without declaring the scope they need (opt=guard(...)): " + ", ".join(undeclared)
+        )
 
 
 def provide_resources(state: State) -> ResourceService:
@@ -57,9 +91,7 @@ async def provide_principal(request: Request[Any, Any, Any], resources: NamedDep
             principal = await resources.verifier.verify(credentials, target)
     except (InvalidTokenError, InvalidDpopProofError, UseDpopNonceError) as err:
         raise challenged(err, resources.metadata_url, scheme=scheme) from None
-    needed: tuple[str, ...] = request.route_handler.opt.get("scopes", ())
-    if not needed:
-        return principal
+    needed = declared_scopes(request.route_handler)  # never none: require_declared_scopes
     if principal.anonymous:
         if request.route_handler.opt.get("public"):
             return principal
