@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 import msgspec
@@ -32,16 +31,16 @@ OPENAPI = "openapi"  # the merged document's key in the cache
 
 
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
-    holder: dict[str, Any] = {}
+    """The app; its `DocumentCache` is made at start-up and kept on `app.state.documents`."""
 
     @asynccontextmanager
-    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
         clients = upstreams or {
             "authz": httpx.AsyncClient(base_url=settings.authz_internal_url),
             "resource": httpx.AsyncClient(base_url=settings.resource_internal_url),
         }
         redis = create_redis(settings.redis_url) if settings.redis_url else None
-        holder["cache"] = DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis)
+        app.state.documents = DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis)
         try:
             yield
         finally:
@@ -53,20 +52,27 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
 
     def fresh(key: str) -> HeldLookup:
         """What the front door (`common.web.HeldDocuments`) sends while it is fresh; the
-        routes below fetch it again once its time is up."""
-        return lambda: holder["cache"].fresh(key) if "cache" in holder else None
+        routes below fetch it again once its time is up. Nothing before start-up."""
+
+        def lookup() -> Held | None:
+            documents: DocumentCache | None = app.state.get("documents")
+            return documents.fresh(key) if documents is not None else None
+
+        return lookup
 
     @asgi(list(WELL_KNOWN), copy_scope=False)
     async def well_known(scope: Scope, receive: Receive, send: Send) -> None:
-        await send_document(scope, send, await holder["cache"].get(WELL_KNOWN[scope["path"]]))
-
-    async def merge() -> bytes:
-        parts = [await holder["cache"].json(source) for source in OPENAPI_PARTS]
-        return msgspec.json.encode(merged_openapi(settings.base_url, parts))
+        await send_document(scope, send, await _documents(scope).get(WELL_KNOWN[scope["path"]]))
 
     @asgi("/openapi.json", copy_scope=False)
     async def openapi(scope: Scope, receive: Receive, send: Send) -> None:
-        await send_document(scope, send, await holder["cache"].cached(OPENAPI, merge))
+        documents = _documents(scope)
+
+        async def merge() -> bytes:
+            parts = [await documents.json(source) for source in OPENAPI_PARTS]
+            return msgspec.json.encode(merged_openapi(settings.base_url, parts))
+
+        await send_document(scope, send, await documents.cached(OPENAPI, merge))
 
     walkthrough = make_document(render_walkthrough(settings.base_url), "text/markdown; charset=utf-8")
     walkthrough_hits = CACHE.labels("walkthrough", "hit")
@@ -81,9 +87,9 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
 
     async def check_upstreams() -> None:
         for source in WELL_KNOWN.values():
-            await holder["cache"].get(source)
+            await app.state.documents.get(source)
 
-    return service_app(
+    app = service_app(
         "discovery",
         route_handlers=[well_known, openapi, auth_md],
         ready_checks={"upstreams": check_upstreams},
@@ -94,3 +100,10 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
             "/auth.md": walkthrough_hit,
         },
     )
+    return app
+
+
+def _documents(scope: Scope) -> DocumentCache:
+    """The app's documents, from the request's scope (raw ASGI handlers get no DI)."""
+    documents: DocumentCache = scope["litestar_app"].state.documents
+    return documents
