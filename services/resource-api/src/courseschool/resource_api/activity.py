@@ -89,7 +89,7 @@ class ReadCounter:
     """Reads per grant, area and day since the last flush, in this process."""
 
     def __init__(self, clock: Clock, max_keys: int = MAX_PENDING_KEYS) -> None:
-        self._clock = clock
+        self.clock = clock
         self._max_keys = max_keys
         self._counts: dict[Key, list[int]] = {}  # key -> [count, last seconds]
         self.overflow = 0  # reads not counted since the last flush: too many keys
@@ -98,7 +98,7 @@ class ReadCounter:
         """One read by `principal` in `area` (a token that names no grant is not counted)."""
         if principal.grant_id is None or principal.school_id is None:
             return
-        now = self._clock.now()
+        now = self.clock.now()
         key = (
             principal.grant_id,
             principal.client_id or "",
@@ -267,7 +267,8 @@ class ActivityJob(BackgroundLoop):
         return {"flushed": flushed, "written": await self.buffer.drain()}
 
     async def housekeeping(self) -> dict[str, int]:
-        done = await self.store.sweep(self._retention_days, batch=self._batch)
+        """Retention, by the clock the reads are counted by (the counter's, the app's)."""
+        done = await self.store.sweep(self._retention_days, now=self.counter.clock.now(), batch=self._batch)
         if any(done.values()):
             log.info("housekeeping_done", **done)
         return done

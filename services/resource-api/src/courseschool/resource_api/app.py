@@ -107,6 +107,7 @@ def create_app(
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),
             "principal": Provide(provide_principal),
+            "clock": Provide(lambda: now, use_cache=True, sync_to_thread=False),
         },
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,

@@ -7,7 +7,14 @@ The summary finds its rows through an index whatever it is asked for: a set of g
 (`api_activity_*_grant` / the reads' primary key), a user (`..._user`) or a school
 (`..._school`), each with the period as the index's second column, so that its cost
 follows the rows of what was asked, not the size of the tables (tests/integration/
-test_activity.py reads the plans; bench/activity.py times it at a million rows)."""
+test_activity.py reads the plans; bench/activity.py times it at a million rows).
+
+Two clocks, each with one job. PostgreSQL's records: a change's `at` is the
+`clock_timestamp()` of the statement that made it (items.py, files.py), so that a
+change and its record carry one instant. The application's decides: the summary's
+period (`ActivityQuery.since`), a read's day and time (`ReadCounter`) and what
+retention removes (`RETENTION`: now is a parameter) all come from its `Clock`, so a
+frozen clock in the tests holds for every decision."""
 
 from __future__ import annotations
 
@@ -117,9 +124,14 @@ CROSS JOIN LATERAL (
 ORDER BY g.id, c.at DESC, c.id DESC
 """
 
+# What retention removes, by the application's clock ($2: now, $3: the retention in days).
 RETENTION: dict[str, SweepRule] = {
-    "activity_reads": SweepRule("api_activity_reads", "ctid", "day < (now() AT TIME ZONE 'UTC')::date - $2::integer"),
-    "activity_changes": SweepRule("api_activity_changes", "id", "at < now() - make_interval(days => $2::integer)"),
+    "activity_reads": SweepRule(
+        "api_activity_reads", "ctid", "day < ($2::timestamptz AT TIME ZONE 'UTC')::date - $3::integer"
+    ),
+    "activity_changes": SweepRule(
+        "api_activity_changes", "id", "at < $2::timestamptz - make_interval(days => $3::integer)"
+    ),
 }
 
 
@@ -226,10 +238,11 @@ class PgActivityStore:
             grant.last_acted = last[grant_id].isoformat()
         return sorted(grants.values(), key=lambda g: last[g.grant_id], reverse=True)
 
-    async def sweep(self, retention_days: int, *, batch: int, rounds: int = 10) -> dict[str, int]:
-        """Remove the activity older than `retention_days` (bounded batches)."""
-        days = (retention_days,)
-        return await sweep(self._pool, RETENTION, {name: days for name in RETENTION}, batch=batch, rounds=rounds)
+    async def sweep(self, retention_days: int, *, now: int, batch: int, rounds: int = 10) -> dict[str, int]:
+        """Remove the activity older than `retention_days` before `now` (the application's
+        clock, seconds), in bounded batches."""
+        arguments = (dt.datetime.fromtimestamp(now, dt.UTC), retention_days)
+        return await sweep(self._pool, RETENTION, {name: arguments for name in RETENTION}, batch=batch, rounds=rounds)
 
 
 _EPOCH = dt.date(1970, 1, 1)

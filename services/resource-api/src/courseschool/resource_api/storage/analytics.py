@@ -1,5 +1,7 @@
 """Figures computed from a school's data over a period: students, members, orders and
-revenue (paid orders, per currency), and enrolments per course."""
+revenue (paid orders, per currency), and enrolments per course. The period is a
+parameter of every statement, never PostgreSQL's now(): its default end is the
+application's clock (web/query.py, `period`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Uploaded files (`api_files`), each written with its record in the activity of its
-grant; what may be uploaded is `uploads.py`'s to say."""
+grant; what may be uploaded is `uploads.py`'s to say. `created_at` is recorded by
+PostgreSQL's clock, as an item's is (items.py); nothing here decides by the time."""
 
 from __future__ import annotations
 

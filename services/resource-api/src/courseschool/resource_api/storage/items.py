@@ -1,5 +1,10 @@
 """Storage of resource items and singletons: plain SQL over `api_items` and
-`api_singletons`, and the opaque list cursor. (Schools: `schools.py`.)"""
+`api_singletons`, and the opaque list cursor. (Schools: `schools.py`.)
+
+PostgreSQL's clock records here, and only records: `created_at` and `updated_at` are the
+`clock_timestamp()` of the write, in microseconds, the order the list and its cursor
+follow (`created_at`, then `id`) and the instant the change's activity record carries.
+Nothing here decides by the time of day; `updated_since` is the caller's own instant."""
 
 from __future__ import annotations
 

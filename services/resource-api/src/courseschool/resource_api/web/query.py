@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 from litestar import Request
 
+from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidRequestError
 
 from ..service import ListQuery
@@ -34,10 +35,11 @@ def list_query(request: Request[Any, Any, Any], settings: ResourceSettings) -> L
     )
 
 
-def period(request: Request[Any, Any, Any]) -> tuple[dt.datetime, dt.datetime]:
-    """`from` and `to` of the analytics: the last 30 days unless given, at most 366."""
+def period(request: Request[Any, Any, Any], clock: Clock) -> tuple[dt.datetime, dt.datetime]:
+    """`from` and `to` of the analytics: the 30 days up to now (the application's clock)
+    unless given, at most 366."""
     query = query_of(request)
-    end = timestamp(query.get("to"), "to") or dt.datetime.now(dt.UTC)
+    end = timestamp(query.get("to"), "to") or dt.datetime.fromtimestamp(clock.now(), dt.UTC)
     start = timestamp(query.get("from"), "from") or end - dt.timedelta(days=30)
     if not start < end or end - start > MAX_PERIOD:
         raise InvalidRequestError("the period must run forwards and span at most 366 days")

@@ -15,8 +15,9 @@ from litestar.datastructures import UploadFile
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.middleware import DefineMiddleware
-from litestar.params import FromPath
+from litestar.params import FromPath, SkipValidation
 
+from courseschool.common.clock import Clock
 from courseschool.common.errors import (
     InvalidRequestError,
     NotFoundError,
@@ -38,6 +39,7 @@ from .query import list_query, period
 API = "/api/v1"
 Service = NamedDependency[ResourceService]
 Caller = NamedDependency[Principal]
+AppClock = NamedDependency[SkipValidation[Clock]]  # a Protocol: nothing to validate against
 Handler = Callable[..., Awaitable[Any]]
 
 
@@ -121,8 +123,10 @@ def singleton_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
 
 def analytics_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     @area_route(get, f"{API}/{spec.path}", spec, "get", opt=guard(spec.read_scope))
-    async def figures(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
-        start, end = period(request)
+    async def figures(
+        request: Request[Any, Any, Any], resources: Service, principal: Caller, clock: AppClock
+    ) -> Response[bytes]:
+        start, end = period(request, clock)
         return _json(await resources.analytics(principal, start, end))
 
     return [figures]
