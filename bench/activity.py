@@ -1,4 +1,4 @@
-"""The apps-page query (the resource API's activity summary, activity_store.py, as
+"""The apps-page query (the resource API's activity summary, storage/activity.py, as
 `/internal/activity` runs it) with small tables and with a million rows of other people's
 activity in each activity table.
 

@@ -1,7 +1,7 @@
 """What each grant did at this API: its reads counted per area and day, its changes one
-by one (issue 25; the summary: activity_store.py, `/internal/activity`).
+by one (issue 25; the summary: storage/activity.py, `/internal/activity`).
 
-Changes are recorded by the statement that makes them (items.py, files.py): a change
+Changes are recorded by the statement that makes them (storage/items.py, files.py): a change
 is never without its record, Redis or not.
 
 Reads are on the hot path, so counting one costs a dictionary update in the process
@@ -16,7 +16,7 @@ Reads are on the hot path, so counting one costs a dictionary update in the proc
    from Redis once written (a replica that dies between the two writes a batch twice
    when the next one drains: at least once, never lost once in Redis);
 3. at most every HOUSEKEEPING_INTERVAL, removes activity older than
-   ACTIVITY_RETENTION_DAYS (bounded batches, activity_store.py).
+   ACTIVITY_RETENTION_DAYS by the application's clock (bounded batches, storage/activity.py).
 
 What may be lost, and only reads: the counts of one interval of a replica when Redis
 does not take them at its flush (they are dropped, logged as `activity_reads_dropped`

@@ -214,7 +214,7 @@ def _school_of(principal: Principal) -> str:
 
 
 def _actor(principal: Principal) -> Actor:
-    """Whose change it is: the token's grant, client and user (activity_store.py)."""
+    """Whose change it is: the token's grant, client and user (storage/activity.py)."""
     return Actor(grant_id=principal.grant_id, client_id=principal.client_id or "", user_id=principal.sub or "")
 
 

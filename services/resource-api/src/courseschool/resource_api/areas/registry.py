@@ -1,6 +1,6 @@
 """Every resource area as a declaration: its name, path, model and rules.
 
-The generic mechanism (`items.py`, `service.py`, `web/routes.py`, `openapi/`) reads
+The generic mechanism (`storage/items.py`, `service.py`, `web/routes.py`, `openapi/`) reads
 these and nothing else; adding an area is one `AreaSpec` here over its `Area` of the
 shared scope registry.
 """

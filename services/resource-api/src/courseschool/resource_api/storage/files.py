@@ -12,7 +12,7 @@ import asyncpg
 
 from .activity import Actor, actor_parameters, record_change
 
-# The upload's record in the activity of its grant, by the same statement (activity_store.py).
+# The upload's record in the activity of its grant, by the same statement (activity.py).
 _INSERT = f"""
 WITH written AS (
     INSERT INTO api_files (id, school_id, filename, content_type, size, sha256, content)

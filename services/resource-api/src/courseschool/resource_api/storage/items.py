@@ -1,5 +1,5 @@
 """Storage of resource items and singletons: plain SQL over `api_items` and
-`api_singletons`, and the opaque list cursor. (Schools: `schools.py`.)
+`api_singletons`, and the opaque list cursor. (Schools: `schools.py` beside it.)
 
 PostgreSQL's clock records here, and only records: `created_at` and `updated_at` are the
 `clock_timestamp()` of the write, in microseconds, the order the list and its cursor
@@ -34,7 +34,7 @@ ORDER BY created_at, id
 LIMIT $7
 """
 _GET = f"SELECT {_ITEM_COLUMNS} FROM api_items WHERE id = $1 AND area = $2"
-# Each change writes its record in the same statement (activity_store.RECORD_CHANGE), from
+# Each change writes its record in the same statement (activity.RECORD_CHANGE), from
 # `changed`: when, which item, its school and its name ($7 / $4: the area's label field).
 _WRITTEN = "SELECT id::text, school_id::text, data, published, created_at, updated_at FROM written"
 # One instant for both stamps (two clock_timestamp() defaults may differ by a microsecond):
