@@ -12,7 +12,7 @@ import msgspec
 
 from courseschool.authz.app import create_app
 from courseschool.authz.components import Components
-from courseschool.authz.endpoints.maintenance import housekeeping
+from courseschool.authz.maintenance import housekeeping
 from courseschool.authz.settings import AuthzSettings
 from courseschool.authz.storage.housekeeping import PgHousekeeping
 from courseschool.common.clock import FrozenClock

@@ -18,8 +18,8 @@ from courseschool.common.db import backing_services
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
-from .endpoints.maintenance import Maintenance
 from .keys import KeyChangeFeed
+from .maintenance import Maintenance
 from .settings import AuthzSettings
 from .web import (
     admin,

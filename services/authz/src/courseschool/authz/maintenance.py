@@ -11,7 +11,7 @@ import time
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.logging import audit, get_logger
 
-from ..components import Components
+from .components import Components
 
 log = get_logger(__name__)
 
