@@ -13,7 +13,7 @@ import msgspec
 import pytest
 import structlog
 
-from courseschool.authz.maintenance import remove_unused_clients
+from courseschool.authz.endpoints.registration import remove_unused_clients
 
 from .admin_api import ADMIN, admin_cli, admin_get, admin_post, with_admin
 from .api_env import ApiEnv

@@ -10,7 +10,7 @@ so the URL stays blocked."""
 from __future__ import annotations
 
 from courseschool.authz.endpoints.admin import AdminService
-from courseschool.authz.maintenance import remove_unused_clients
+from courseschool.authz.endpoints.registration import remove_unused_clients
 
 from ..tls import HttpsServer
 from .cimd import LOOPBACK, publish

@@ -9,9 +9,10 @@ import asyncio
 import time
 
 from courseschool.common.background import BackgroundLoop
-from courseschool.common.logging import audit, get_logger
+from courseschool.common.logging import get_logger
 
 from .components import Components
+from .endpoints.registration import remove_unused_clients
 
 log = get_logger(__name__)
 
@@ -56,14 +57,3 @@ async def housekeeping(c: Components) -> dict[str, int]:
     if any(done.values()):
         log.info("housekeeping_done", **done)
     return done
-
-
-async def remove_unused_clients(c: Components) -> list[str]:
-    """Registration hygiene: dynamically registered clients, and metadata-document
-    clients a user approved, that never completed a grant, older than
-    UNUSED_CLIENT_TTL (a disabled document client stays: it keeps its URL blocked)."""
-    cutoff = c.clock.now() - c.settings.unused_client_ttl
-    removed = await c.admin_store.delete_unused_clients(older_than=cutoff)
-    if removed:
-        audit("unused_clients_removed", actor="system", count=len(removed))
-    return removed

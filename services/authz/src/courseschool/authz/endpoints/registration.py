@@ -100,6 +100,17 @@ async def remove_client(c: Components, client_id: str, *, reason: str) -> int:
     return len(grants)
 
 
+async def remove_unused_clients(c: Components) -> list[str]:
+    """Registration hygiene: dynamically registered clients, and metadata-document
+    clients a user approved, that never completed a grant, older than
+    UNUSED_CLIENT_TTL (a disabled document client stays: it keeps its URL blocked)."""
+    cutoff = c.clock.now() - c.settings.unused_client_ttl
+    removed = await c.admin_store.delete_unused_clients(older_than=cutoff)
+    if removed:
+        audit("unused_clients_removed", actor="system", count=len(removed))
+    return removed
+
+
 def configuration_uri(c: Components, client_id: str) -> str:
     return f"{c.settings.base_url}{CONFIGURATION_PATH}/{client_id}"
 

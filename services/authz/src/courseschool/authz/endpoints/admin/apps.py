@@ -10,10 +10,9 @@ from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
 
 from ...keys import announce_key_change
-from ...maintenance import remove_unused_clients
 from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
 from ...protocol.registration import GRANT_TYPES, SECRET_METHODS
-from ..registration import remove_client
+from ..registration import remove_client, remove_unused_clients
 from .base import AdminBase
 
 
