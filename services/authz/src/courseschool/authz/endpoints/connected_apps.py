@@ -3,7 +3,8 @@ sign-in (one grant per approval whose code was exchanged: one per computer or br
 ending one sign-in, removing an app everywhere, or removing every app. A removal revokes
 the grants at once, their refresh and access tokens with them, feeds the revocation to
 the resource servers and forgets the consent remembered for that app
-(`storage/revocations.py`). Every form is bound to the login session (`page_forms`)."""
+(`storage/revocations.py`). The pages' forms are bound to the login session by the web
+layer (`web/page_forms.py`)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,7 @@ from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..storage.grants import HeldGrant
-from . import page_forms
 
-PURPOSE = "apps"  # the forms' CSRF purpose
 REASON = "revoked_by_user"
 NOT_YOURS = "There is no such access to remove: it may have been removed already."
 
@@ -80,14 +79,6 @@ async def signed_in_user(c: Components, session_id: str | None) -> User | None:
     """The person this browser's login session is for (None: not signed in)."""
     session = await c.sessions.get(session_id, now=c.clock.now())
     return await c.users.get(session.user_id) if session is not None else None
-
-
-def form_token(c: Components, session_id: str) -> str:
-    return page_forms.form_token(c, PURPOSE, session_id)
-
-
-def check_form(c: Components, session_id: str, csrf: str) -> None:
-    page_forms.check_form_token(c, PURPOSE, session_id, csrf)
 
 
 async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:

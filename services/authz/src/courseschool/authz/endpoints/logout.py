@@ -12,7 +12,6 @@ from ..protocol.authorize import Params, single
 from ..protocol.logout import LogoutRequest, validate_logout_request
 from ..protocol.redirects import redirect_url
 from ..storage.sessions import LoginSession
-from . import page_forms
 
 
 async def logout_request(c: Components, params: Params, *, ip: str) -> LogoutRequest:
@@ -34,17 +33,12 @@ async def current_session(c: Components, session_id: str | None) -> LoginSession
     return await c.sessions.get(session_id, now=c.clock.now())
 
 
-def form_token(c: Components, session_id: str) -> str:
-    """The sign-out form's CSRF token, bound to the session (page_forms)."""
-    return page_forms.form_token(c, "logout", session_id)
-
-
-async def sign_out(c: Components, session_id: str | None, csrf: str) -> None:
-    """End the session the form was made for (nothing to do without one)."""
+async def sign_out(c: Components, session_id: str | None) -> None:
+    """End the session (nothing to do without one); the web layer checked first that
+    the person confirmed it on our form."""
     session = await current_session(c, session_id)
     if session is None or session_id is None:
         return
-    page_forms.check_form_token(c, "logout", session_id, csrf)
     await c.sessions.end(session_id)
     audit("logout", actor="user", subject=session.user_id)
 

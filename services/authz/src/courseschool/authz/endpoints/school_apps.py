@@ -19,9 +19,7 @@ from ..components import Components
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..storage.school_apps import BlockedApp, SchoolGrant
-from . import page_forms
 
-PURPOSE = "school-apps"
 REASON = "revoked_by_school"
 STEWARDS = frozenset({"owner", "admin"})
 NO_PAGE = "There is no such page."
@@ -54,14 +52,6 @@ def steward(user: User | None) -> User:
     if user is None or user.role not in STEWARDS or user.disabled:
         raise NotFoundError(NO_PAGE)
     return user
-
-
-def form_token(c: Components, session_id: str) -> str:
-    return page_forms.form_token(c, PURPOSE, session_id)
-
-
-def check_form(c: Components, session_id: str, csrf: str) -> None:
-    page_forms.check_form_token(c, PURPOSE, session_id, csrf)
 
 
 def _by_app(grants: list[SchoolGrant]) -> list[SchoolApp]:

@@ -17,6 +17,7 @@ from litestar.params import FromPath
 from courseschool.common.answers import PAGE
 
 from ..endpoints import connected_apps as flow
+from ..endpoints import page_forms
 from ..endpoints.interaction import notices_for
 from ..protocol.models import User
 from .activity_words import activity_view
@@ -27,6 +28,7 @@ from .scope_words import ScopeLine, scope_lines
 from .signin import signin_url
 
 PATH = "/oauth/apps"
+PURPOSE = "apps"  # the forms' CSRF purpose
 DONE = ("removed-all",)  # what the list may confirm after removing every app
 
 
@@ -100,7 +102,7 @@ async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[A
         cards=[_card(app) for app in apps],
         activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
         notices=await notices_for(authz, user.id, session_id),
-        csrf=flow.form_token(authz, session_id),
+        csrf=page_forms.form_token(authz, PURPOSE, session_id),
         done=done if done in DONE else None,
         notice=await _notice(request, authz, user),
         scripts=True,
@@ -114,7 +116,7 @@ async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], 
         return see_other(signin_url(PATH))
     session_id, user = viewer
     card = _card(await flow.sign_in(authz, user, grant_id))
-    csrf = flow.form_token(authz, session_id)
+    csrf = page_forms.form_token(authz, PURPOSE, session_id)
     return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
@@ -125,7 +127,7 @@ async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any,
         return see_other(signin_url(PATH))
     session_id, user = viewer
     card = _card(await flow.app_of(authz, user, grant_id))
-    csrf = flow.form_token(authz, session_id)
+    csrf = page_forms.form_token(authz, PURPOSE, session_id)
     return render("apps_confirm.html", action="remove-app", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
@@ -136,7 +138,7 @@ async def remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], a
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    flow.check_form(authz, session_id, (await form_fields(request)).get("csrf", ""))
+    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
     await flow.remove(authz, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
@@ -150,7 +152,7 @@ async def remove_app_everywhere(
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    flow.check_form(authz, session_id, (await form_fields(request)).get("csrf", ""))
+    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
     await flow.remove_app(authz, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
@@ -161,6 +163,6 @@ async def remove_all_apps(request: Request[Any, Any, Any], authz: Authz) -> Resp
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    flow.check_form(authz, session_id, (await form_fields(request)).get("csrf", ""))
+    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
     await flow.remove_all(authz, user)
     return see_other(f"{PATH}?done=removed-all")

@@ -14,11 +14,13 @@ from litestar import Request, Response, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints import logout as flow
+from ..endpoints import page_forms
 from .http import Authz, client_ip, multi
 from .interaction import session_cookie, session_cookie_name
 from .pages import render, see_other
 
 CONFIRMED = "csrf"  # the confirmation form's field
+PURPOSE = "logout"  # its CSRF purpose: a MAC of the session id (page_forms)
 
 
 @route("/oauth/logout", http_method=["GET", "POST"], opt=PAGE)
@@ -35,7 +37,8 @@ async def logout(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]
     if session is None or session_id is None:  # nothing to end, and no one who confirmed
         return render("signed_out.html", back=location, request=wanted)
     if request.method == "POST" and CONFIRMED in params:
-        await flow.sign_out(authz, session_id, params[CONFIRMED][0])
+        page_forms.check_form_token(authz, PURPOSE, session_id, params[CONFIRMED][0])
+        await flow.sign_out(authz, session_id)
         gone = session_cookie(authz.settings, "", 0)
         if location is not None:
             return see_other(location, cookies=[gone])
@@ -43,7 +46,7 @@ async def logout(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]
     user = await authz.users.get(session.user_id)
     return render(
         "logout.html",
-        csrf=flow.form_token(authz, session_id),
+        csrf=page_forms.form_token(authz, PURPOSE, session_id),
         request=wanted,
         email=user.email if user else "",
         form_target=wanted.post_logout_redirect_uri,

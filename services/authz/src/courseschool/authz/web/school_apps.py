@@ -13,6 +13,7 @@ from litestar import Request, Response, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
+from ..endpoints import page_forms
 from ..endpoints import school_apps as flow
 from ..protocol.models import User
 from .activity_words import activity_view
@@ -24,6 +25,7 @@ from .scope_words import scope_lines
 from .signin import signin_url
 
 PATH = "/oauth/school/apps"
+PURPOSE = "school-apps"  # the forms' CSRF purpose
 ACTIONS = ("end-person", "end-all", "block")
 DONE = ("ended", "ended-all", "blocked", "unblocked")
 
@@ -55,7 +57,7 @@ async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Res
             for app in apps
         ],
         blocked=blocked,
-        csrf=flow.form_token(authz, session_id),
+        csrf=page_forms.form_token(authz, PURPOSE, session_id),
         done=done if done in DONE else None,
     )
 
@@ -80,7 +82,7 @@ async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Respons
         action=action,
         person=named,
         school_name=await authz.users.school_name(user.school_id) or "your school",
-        csrf=flow.form_token(authz, session_id),
+        csrf=page_forms.form_token(authz, PURPOSE, session_id),
     )
 
 
@@ -91,7 +93,7 @@ async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User,
     session_id, user = viewer
     flow.steward(user)
     fields = await form_fields(request)
-    flow.check_form(authz, session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(authz, PURPOSE, session_id, fields.get("csrf", ""))
     return user, fields
 
 
