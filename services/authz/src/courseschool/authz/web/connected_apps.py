@@ -17,9 +17,9 @@ from litestar.params import FromPath
 from courseschool.common.answers import PAGE
 
 from ..endpoints import connected_apps as flow
-from ..endpoints import page_forms
 from ..endpoints.interaction import notices_for
 from ..protocol.models import User
+from . import page_forms
 from .activity_words import activity_view
 from .http import Authz
 from .interaction import form_fields, session_cookie_name

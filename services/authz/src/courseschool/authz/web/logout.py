@@ -14,7 +14,7 @@ from litestar import Request, Response, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints import logout as flow
-from ..endpoints import page_forms
+from . import page_forms
 from .http import Authz, client_ip, multi
 from .interaction import session_cookie, session_cookie_name
 from .pages import render, see_other

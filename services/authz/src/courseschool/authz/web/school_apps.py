@@ -13,9 +13,9 @@ from litestar import Request, Response, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
-from ..endpoints import page_forms
 from ..endpoints import school_apps as flow
 from ..protocol.models import User
+from . import page_forms
 from .activity_words import activity_view
 from .connected_apps import signed_in_viewer
 from .http import Authz

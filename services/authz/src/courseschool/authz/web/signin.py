@@ -17,10 +17,10 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
-from ..endpoints import page_forms
 from ..endpoints.connected_apps import signed_in_user
 from ..endpoints.interaction import LOGIN_FAILED, sign_in
 from ..settings import AuthzSettings
+from . import page_forms
 from .http import Authz, client_ip
 from .interaction import form_fields, session_cookie, session_cookie_name
 from .pages import render, see_other
