@@ -30,7 +30,8 @@ from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
 from .storage.admin import PgAdminStore
-from .storage.client_metadata import ClientDirectory, MetadataDocumentFetcher
+from .storage.client_directory import ClientDirectory
+from .storage.client_metadata import MetadataDocumentFetcher
 from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.consents import PgConsentStore
