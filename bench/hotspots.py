@@ -80,7 +80,7 @@ STEPS = (
     ("courseschool.authz.storage.grants", "PgGrantStore.redeem_code", "PostgreSQL: redemption"),
     ("courseschool.authz.storage.keys", "KeyRing.sign_access_token", "access token signature (ES256)"),
     ("courseschool.authz.storage.keys", "KeyRing.sign_id_token", "ID token signature (RS256)"),
-    ("courseschool.authz.protocol.replay", "seal", "sealing the answer for a retry"),
+    ("courseschool.authz.protocol.retry_response", "seal", "sealing the answer for a retry"),
     ("courseschool.common.web", "request_line", "the request's log line"),
     ("courseschool.authz.web.token", "proof_target", "DPoP: the request's proof target"),
     ("courseschool.authz.endpoints.token", "proof_key", "DPoP: proof check (none sent)"),

@@ -17,7 +17,7 @@ from courseschool.common.logging import audit, get_logger
 from courseschool.common.scopes import format_scope, parse_scope
 from courseschool.common.secrets import new_token
 
-from .. import replay
+from .. import retry_response
 from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import Client, RefreshToken, TokenResponse, User
@@ -62,7 +62,7 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str |
         jkt=jkt,
     )
     outcome = await ctx.grants.rotate_refresh_token(
-        old=value, new=new_refresh, grant_id=token.grant.id, replay=replay.seal(value, response), now=now
+        old=value, new=new_refresh, grant_id=token.grant.id, replay=retry_response.seal(value, response), now=now
     )
     if outcome is Rotation.GRANT_REVOKED:
         raise InvalidGrantError(INVALID)
@@ -127,7 +127,7 @@ async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: Toke
     within_grace = token.consumed_at is not None and now - token.consumed_at <= ctx.refresh_grace
     if within_grace and token.successor_live and token.replay is not None and not token.grant.revoked:
         log.info("refresh_retried", client_id=token.grant.client_id, grant_id=token.grant.id)
-        return replay.open_sealed(value, token.replay)
+        return retry_response.open_sealed(value, token.replay)
     await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused")
     audit(
         "refresh_reused",
