@@ -1,11 +1,9 @@
-"""The token endpoint (RFC 6749 §3.2), revocation (RFC 7009 §2) and introspection
-(RFC 7662 §2): each a compose of named steps — rate limits, form parsing, client
-authentication, at the token endpoint the DPoP proof (RFC 9449 §5) — before the
-protocol handler."""
+"""The token endpoint (RFC 6749 §3.2): a compose of named steps — rate limits, form
+parsing, client authentication, the DPoP proof (RFC 9449 §5) — before the protocol
+handler. Revocation and introspection authenticate their client with the same steps
+(`authenticated`)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from courseschool.common.bearer import basic_credentials
 from courseschool.common.dpop import ProofTarget
@@ -14,7 +12,6 @@ from courseschool.common.metrics import TOKENS_ISSUED
 from courseschool.common.secrets import digest
 
 from ..components import Components
-from ..protocol import introspection, revocation
 from ..protocol.authorize import Params
 from ..protocol.grants import GRANT_HANDLERS
 from ..protocol.models import Client, TokenResponse
@@ -27,9 +24,8 @@ from ..protocol.token_request import (
 )
 from ..protocol.tokens import require_proof_if_bound
 
-# The rate limits each kind of request counts against: (per address, per client).
+# The rate limits a request counts against: (per address, per client).
 TOKEN_RATES = ("rate_token_per_ip", "rate_token_per_client")
-INTROSPECTION_RATES = ("rate_introspect_per_ip", "rate_introspect_per_client")
 
 
 async def token(
@@ -55,16 +51,6 @@ async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> 
     jkt = proof.jkt if proof is not None else None
     require_proof_if_bound(client, jkt)
     return jkt
-
-
-async def revoke(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
-    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
-    await revocation.revoke(parsed, client, c.token_context())
-
-
-async def introspect(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> dict[str, Any]:
-    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization, rates=INTROSPECTION_RATES)
-    return await introspection.introspect(parsed, client, c.token_context())
 
 
 async def authenticated(

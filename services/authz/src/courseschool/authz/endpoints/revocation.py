@@ -1,0 +1,15 @@
+"""Token revocation, RFC 7009 §2: the client authenticates as at the token endpoint
+(`token.authenticated`: rate limits, then its registered method), then the protocol
+handler revokes."""
+
+from __future__ import annotations
+
+from ..components import Components
+from ..protocol import revocation
+from ..protocol.authorize import Params
+from .token import authenticated
+
+
+async def revoke(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
+    parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
+    await revocation.revoke(parsed, client, c.token_context())
