@@ -11,7 +11,7 @@ from courseschool.common.dpop import ProofTarget, check_sender, confirmation_jkt
 from courseschool.common.errors import InsufficientScopeError, InvalidTokenError
 
 from ..components import Components
-from ..protocol.userinfo import userinfo_claims
+from ..protocol.userinfo import released_claims
 
 
 async def userinfo(c: Components, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
@@ -27,4 +27,4 @@ async def userinfo(c: Components, credentials: Credentials, target: ProofTarget)
         raise InsufficientScopeError("the access token was not granted the openid scope", scope="openid")
     if holder.user.disabled or holder.user.id != claims["sub"]:
         raise InvalidTokenError("the user of this access token is no longer active")
-    return userinfo_claims(holder.user, scopes)
+    return released_claims(holder.user, scopes)

@@ -9,7 +9,7 @@ from typing import Any
 from .models import User
 
 
-def userinfo_claims(user: User, scopes: set[str] | frozenset[str]) -> dict[str, Any]:
+def released_claims(user: User, scopes: set[str] | frozenset[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"sub": user.id}
     if "profile" in scopes:
         out["name"] = user.name
