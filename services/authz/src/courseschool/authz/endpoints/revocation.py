@@ -10,6 +10,6 @@ from ..protocol.authorize import Params
 from .token import authenticated
 
 
-async def revoke(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
+async def revoke_token(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     await revocation.revoke(parsed, client, c.token_context())

@@ -28,7 +28,7 @@ from ..protocol.tokens import require_proof_if_bound
 TOKEN_RATES = ("rate_token_per_ip", "rate_token_per_client")
 
 
-async def token(
+async def exchange_token(
     c: Components, form: Params, *, ip: str, authorization: str | None = None, dpop: ProofTarget | None = None
 ) -> TokenResponse:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)

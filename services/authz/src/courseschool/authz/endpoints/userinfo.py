@@ -14,7 +14,7 @@ from ..components import Components
 from ..protocol.userinfo import released_claims
 
 
-async def userinfo(c: Components, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
+async def userinfo_claims(c: Components, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
     claims = c.keys.ring.verify(credentials.token)
     await check_sender(
         c.dpop, scheme=credentials.scheme, token=credentials.token, jkt=confirmation_jkt(claims), target=target

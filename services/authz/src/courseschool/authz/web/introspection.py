@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Request, Response, post
 
-from ..endpoints.introspection import introspect as introspect_token
+from ..endpoints.introspection import introspect_token
 from .http import Authz, client_ip, form_params, no_store_json
 
 

@@ -8,7 +8,7 @@ from litestar import Request, Response, post
 
 from courseschool.common.answers import NO_STORE
 
-from ..endpoints.revocation import revoke as revoke_token
+from ..endpoints.revocation import revoke_token
 from .http import Authz, client_ip, form_params
 
 

@@ -13,7 +13,7 @@ from litestar import Request, Response, post
 from courseschool.common.answers import NO_STORE
 from courseschool.common.web import proof_target
 
-from ..endpoints.token import token as exchange
+from ..endpoints.token import exchange_token
 from .http import Authz, client_ip, form_params
 
 
@@ -21,6 +21,6 @@ from .http import Authz, client_ip, form_params
 async def token(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
     dpop = proof_target(request, authz.settings.base_url)
     form, authorization = await form_params(request), request.headers.get("authorization")
-    response = await exchange(authz, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
+    response = await exchange_token(authz, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
     headers = {**NO_STORE, **await authz.dpop.nonce_header(dpop)}
     return Response(msgspec.json.encode(response), media_type="application/json", headers=headers)

@@ -16,7 +16,7 @@ from courseschool.common.errors import (
 )
 from courseschool.common.web import proof_target
 
-from ..endpoints.userinfo import userinfo as claims_of
+from ..endpoints.userinfo import userinfo_claims
 from .http import Authz, no_store_json
 
 
@@ -28,7 +28,9 @@ async def userinfo(request: Request[Any, Any, Any], authz: Authz) -> Response[by
         credentials = presented_token(request.headers.get("authorization"))
         if credentials is not None:
             scheme = credentials.scheme
-            return no_store_json(await claims_of(authz, credentials, proof_target(request, authz.settings.base_url)))
+            return no_store_json(
+                await userinfo_claims(authz, credentials, proof_target(request, authz.settings.base_url))
+            )
     except (InvalidTokenError, InsufficientScopeError, InvalidDpopProofError, UseDpopNonceError) as err:
         raise challenged(err, metadata_url, scheme=scheme) from None
     # RFC 6750 §3.1: a request without authentication gets a challenge with no error code.
