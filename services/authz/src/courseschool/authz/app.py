@@ -30,7 +30,7 @@ from .web import (
     jwks,
     logout,
     pages,
-    register,
+    registration,
     revocation,
     school_apps,
     signin,
@@ -44,10 +44,10 @@ MAX_BODY = 64 * 1024
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 ROUTES = [
-    register.register,
-    register.read_registration,
-    register.update_registration,
-    register.delete_registration,
+    registration.register,
+    registration.read_registration,
+    registration.update_registration,
+    registration.delete_registration,
     authorize.authorize,
     authorize.authorize_fallback,
     interaction.interaction_page,
