@@ -23,7 +23,7 @@ from .maintenance import Maintenance
 from .settings import AuthzSettings
 from .web import (
     admin,
-    authorize,
+    authorization,
     connected_apps,
     interaction,
     introspection,
@@ -48,8 +48,8 @@ ROUTES = [
     registration.read_registration,
     registration.update_registration,
     registration.delete_registration,
-    authorize.authorize,
-    authorize.authorize_fallback,
+    authorization.authorize,
+    authorization.authorize_fallback,
     interaction.interaction_page,
     interaction.login_submit,
     interaction.consent_submit,
