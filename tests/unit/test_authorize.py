@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from courseschool.authz.protocol.authorize import (
+from courseschool.authz.protocol.authorization import (
     AuthorizationError,
     UnsafeRequestError,
     validate_authorization_request,

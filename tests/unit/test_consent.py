@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from courseschool.authz.protocol.authorize import AuthorizationRequest
+from courseschool.authz.protocol.authorization import AuthorizationRequest
 from courseschool.authz.protocol.consent import (
     approved_scope,
     consent_can_be_remembered,

@@ -10,7 +10,7 @@ from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import new_token
 
 from ..components import Components
-from ..protocol.authorize import (
+from ..protocol.authorization import (
     AuthorizationError,
     AuthorizationRequest,
     Params,

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..components import Components
 from ..protocol import introspection
-from ..protocol.authorize import Params
+from ..protocol.authorization import Params
 from .token import authenticated
 
 # The rate limits an introspection counts against: (per address, per client).

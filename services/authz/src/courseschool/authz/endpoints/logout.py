@@ -8,7 +8,7 @@ from courseschool.common.errors import InvalidRequestError, InvalidTokenError
 from courseschool.common.logging import audit
 
 from ..components import Components
-from ..protocol.authorize import Params, single
+from ..protocol.authorization import Params, single
 from ..protocol.logout import LogoutRequest, validate_logout_request
 from ..protocol.redirects import redirect_url
 from ..storage.sessions import LoginSession

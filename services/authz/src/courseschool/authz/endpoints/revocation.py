@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..components import Components
 from ..protocol import revocation
-from ..protocol.authorize import Params
+from ..protocol.authorization import Params
 from .token import authenticated
 
 

@@ -12,7 +12,7 @@ from courseschool.common.metrics import TOKENS_ISSUED
 from courseschool.common.secrets import digest
 
 from ..components import Components
-from ..protocol.authorize import Params
+from ..protocol.authorization import Params
 from ..protocol.grants import GRANT_HANDLERS
 from ..protocol.models import Client, TokenResponse
 from ..protocol.token_request import (

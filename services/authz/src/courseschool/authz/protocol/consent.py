@@ -13,7 +13,7 @@ import msgspec
 from courseschool.common.errors import InvalidGrantError
 from courseschool.common.scopes import ROLE_CAPS, format_scope, parse_scope
 
-from .authorize import AuthorizationRequest
+from .authorization import AuthorizationRequest
 from .models import Client, User
 
 

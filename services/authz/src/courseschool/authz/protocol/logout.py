@@ -25,7 +25,7 @@ import msgspec
 
 from courseschool.common.errors import InvalidRequestError
 
-from .authorize import MAX_CLIENT_ID, MAX_STATE, Params, single
+from .authorization import MAX_CLIENT_ID, MAX_STATE, Params, single
 from .client_names import ClientKind, client_kind
 from .ports import ClientStore
 from .redirect_uris import find_redirect_uri

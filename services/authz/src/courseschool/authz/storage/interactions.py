@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from courseschool.common.secrets import digest, new_token
 
-from ..protocol.authorize import AuthorizationRequest
+from ..protocol.authorization import AuthorizationRequest
 
 _PREFIX = "authz:interaction:"
 _HANDOFF = "authz:handoff:"
