@@ -75,12 +75,6 @@ def by_app(held: list[HeldGrant]) -> list[ConnectedApp]:
     return [_app(grant, sign_ins[client_id]) for client_id, grant in first.items()]
 
 
-async def signed_in_user(c: Components, session_id: str | None) -> User | None:
-    """The person this browser's login session is for (None: not signed in)."""
-    session = await c.sessions.get(session_id, now=c.clock.now())
-    return await c.users.get(session.user_id) if session is not None else None
-
-
 async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
     """The apps with grants that still hold access, each with its sign-ins: revoked,
     expired and never-exchanged grants are left out."""

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from courseschool.common.errors import AccessDeniedError, InvalidRequestError, TooManyRequestsError
+from courseschool.common.errors import AccessDeniedError, InvalidRequestError
 from courseschool.common.logging import audit
 from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import digest, same
@@ -17,20 +17,19 @@ from courseschool.common.secrets import digest, same
 from ..components import Components
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.consent import approved_scope, consent_can_be_remembered, offer
-from ..protocol.emails import canonical_email
 from ..protocol.models import Client, User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
 from ..storage.interactions import Handoff, Interaction
 from ..storage.notices import Notice
 from .authorization import issue_code
+from .signin import LOGIN_FAILED, sign_in
 
 EXPIRED = "the interaction has expired, was completed, or belongs to another browser"
 EXPIRED_ADVICE = (
     "This sign-in page has expired, was already used, or was opened in another browser. Go back to the app and "
     "start again: it opens a new one."
 )
-LOGIN_FAILED = "The email or password is not right."
 
 
 class SelfDeclaredLink(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,46 +97,6 @@ async def client_label(c: Components, interaction: Interaction) -> ClientLabel:
         kind=client_kind(client),
         verified_origin=client.verified_origin,
     )
-
-
-class SignedIn(msgspec.Struct, frozen=True, kw_only=True):
-    session_id: str  # for the cookie
-    user_id: str
-    auth_time: int
-
-
-async def sign_in(c: Components, email: str, password: str, *, ip: str, client_id: str | None) -> SignedIn | None:
-    """Check the credentials; on success open a login session, on failure return None.
-    Too many attempts (from this address, or from it at this account;
-    limits.SignInLimits) raise TooManyRequestsError before the password is even checked;
-    too many checks under way at once (passwords.PasswordWork),
-    TemporarilyUnavailableError. Every audit event names the caller's address (`ip`) and
-    the app the person signs in for, if any. The one sign-in of every page: the
-    interaction's (below) and the standalone one (web/signin.py)."""
-    await c.limits.count("rate_login_per_ip", ip)
-    account = digest(canonical_email(email)).hex()
-    refusal = await c.limits.sign_in.refusal(account, ip)
-    if refusal:
-        audit(
-            "login_locked", actor="user", client_id=client_id, ip=ip, rule=refusal.rule, retry_after=refusal.retry_after
-        )
-        raise TooManyRequestsError(refusal.message, retry_after=refusal.retry_after)
-    found = await c.users.get_for_login(email) if 0 < len(email) <= 320 else None
-    user, password_hash = found if found else (None, None)
-    checked = await c.passwords.check(password_hash, password[:1024])
-    if not checked.ok or user is None or user.disabled:
-        subject = user.id if user else None
-        audit("login_failed", actor="user", subject=subject, client_id=client_id, ip=ip)
-        for rule in await c.limits.sign_in.failed(account, ip):
-            audit("account_locked", actor="system", subject=subject, ip=ip, rule=rule)
-        return None
-    await c.limits.sign_in.succeeded(account, ip)
-    if checked.new_hash:
-        await c.users.set_password_hash(user.id, checked.new_hash)
-    now = c.clock.now()
-    session_id = await c.sessions.create(user_id=user.id, auth_time=now, ttl=c.settings.session_ttl)
-    audit("login_succeeded", actor="user", subject=user.id, client_id=client_id, ip=ip)
-    return SignedIn(session_id=session_id, user_id=user.id, auth_time=now)
 
 
 async def login(c: Components, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:

@@ -18,6 +18,7 @@ from courseschool.common.answers import PAGE
 
 from ..endpoints import connected_apps as flow
 from ..endpoints.interaction import notices_for
+from ..endpoints.signin import signed_in_user
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
@@ -71,7 +72,7 @@ def _card(app: flow.ConnectedApp) -> AppCard:
 async def signed_in_viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
     """This browser's session id and its person, when signed in."""
     session_id = request.cookies.get(session_cookie_name(authz.settings))
-    user = await flow.signed_in_user(authz, session_id)
+    user = await signed_in_user(authz, session_id)
     return (session_id, user) if user is not None and session_id is not None else None
 
 

@@ -1,6 +1,6 @@
 """GET and POST /oauth/signin: signing in outside an authorization request, for the
 pages of the person's own account (the connected apps). The same sign-in as the
-interaction's login page (`endpoints.interaction.sign_in`: rate limit, lockout), the
+interaction's login page (`endpoints.signin.sign_in`: rate limit, lockout), the
 same form; its CSRF token is bound to a cookie of this page's own, since there is no
 session yet (login CSRF: another site cannot sign the browser in to its account).
 Afterwards the browser goes only to one of our own pages (`NEXT_PAGES`)."""
@@ -17,8 +17,7 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
-from ..endpoints.connected_apps import signed_in_user
-from ..endpoints.interaction import LOGIN_FAILED, sign_in
+from ..endpoints.signin import LOGIN_FAILED, sign_in, signed_in_user
 from ..settings import AuthzSettings
 from . import page_forms
 from .http import Authz, client_ip
