@@ -18,15 +18,14 @@ from courseschool.common.answers import PAGE
 
 from ..endpoints import connected_apps as flow
 from ..endpoints.interaction import notices_for
-from ..endpoints.signin import signed_in_user
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
 from .http import Authz
-from .interaction import form_fields, session_cookie_name
+from .interaction import form_fields
 from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
-from .signin import signin_url
+from .signin import signed_in_viewer, signin_url
 
 PATH = "/oauth/apps"
 PURPOSE = "apps"  # the forms' CSRF purpose
@@ -67,13 +66,6 @@ def _card(app: flow.ConnectedApp) -> AppCard:
             for one in app.sign_ins
         ],
     )
-
-
-async def signed_in_viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
-    """This browser's session id and its person, when signed in."""
-    session_id = request.cookies.get(session_cookie_name(authz.settings))
-    user = await signed_in_user(authz, session_id)
-    return (session_id, user) if user is not None and session_id is not None else None
 
 
 async def _notice(request: Request[Any, Any, Any], authz: Authz, user: User) -> tuple[str, AppCard] | None:

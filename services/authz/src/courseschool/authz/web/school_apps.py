@@ -17,12 +17,11 @@ from ..endpoints import school_apps as flow
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
-from .connected_apps import signed_in_viewer
 from .http import Authz
 from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
-from .signin import signin_url
+from .signin import signed_in_viewer, signin_url
 
 PATH = "/oauth/school/apps"
 PURPOSE = "school-apps"  # the forms' CSRF purpose

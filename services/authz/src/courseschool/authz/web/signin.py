@@ -18,6 +18,7 @@ from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
 from ..endpoints.signin import LOGIN_FAILED, sign_in, signed_in_user
+from ..protocol.models import User
 from ..settings import AuthzSettings
 from . import page_forms
 from .http import Authz, client_ip
@@ -32,6 +33,13 @@ NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps")  # where a sign-in may lead; 
 
 def signin_url(next_page: str) -> str:
     return f"{PATH}?{urlencode({'next': next_page})}"
+
+
+async def signed_in_viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
+    """This browser's session id and its person, when signed in."""
+    session_id = request.cookies.get(session_cookie_name(authz.settings))
+    user = await signed_in_user(authz, session_id)
+    return (session_id, user) if user is not None and session_id is not None else None
 
 
 def _next(value: str | None) -> str:
