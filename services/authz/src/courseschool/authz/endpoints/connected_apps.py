@@ -89,7 +89,7 @@ async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
     return by_app(held)
 
 
-async def sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
+async def live_sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
     """One live sign-in of the person, as its app with that sign-in alone (the
     confirmation page); 404 for anything else."""
     found = await c.grants.one_of_user(grant_id, user.id)
@@ -101,7 +101,7 @@ async def sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
 async def app_of(c: Components, user: User, grant_id: str) -> ConnectedApp:
     """The app one of the person's live sign-ins belongs to, with every sign-in listed
     for it (the confirmation of removing it everywhere); 404 for anything else."""
-    one = await sign_in(c, user, grant_id)
+    one = await live_sign_in(c, user, grant_id)
     listed = next((app for app in await connected_apps(c, user) if app.client_id == one.client_id), None)
     return listed or one
 
@@ -113,7 +113,7 @@ async def ended(c: Components, user: User, grant_id: str) -> ConnectedApp | None
     return by_app([found[0]])[0] if found is not None and found[1] else None
 
 
-async def remove(c: Components, user: User, grant_id: str) -> None:
+async def end_sign_in(c: Components, user: User, grant_id: str) -> None:
     """End one of the person's sign-ins (revoke its grant); 404 for anything else
     (another person's grant says nothing more than a grant that does not exist)."""
     grant = await c.grants.get(grant_id)

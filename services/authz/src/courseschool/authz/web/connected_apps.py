@@ -108,7 +108,7 @@ async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], 
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    card = _card(await flow.sign_in(authz, user, grant_id))
+    card = _card(await flow.live_sign_in(authz, user, grant_id))
     csrf = page_forms.form_token(authz, PURPOSE, session_id)
     return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
@@ -125,21 +125,19 @@ async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any,
 
 
 @post(f"{PATH}/{{grant_id:str}}/remove", opt=PAGE)
-async def remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def end_sign_in_submit(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
     viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
     page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await flow.remove(authz, user, grant_id)
+    await flow.end_sign_in(authz, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
 
 @post(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
-async def remove_app_everywhere(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz
-) -> Response[Any]:
+async def remove_app_submit(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
     viewer = await signed_in_viewer(request, authz)
     if viewer is None:
@@ -151,7 +149,7 @@ async def remove_app_everywhere(
 
 
 @post(f"{PATH}/remove-all", opt=PAGE)
-async def remove_all_apps(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def remove_all_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     viewer = await signed_in_viewer(request, authz)
     if viewer is None:
         return see_other(signin_url(PATH))

@@ -173,7 +173,7 @@ async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], aut
 
 
 @post("/oauth/interaction/{uid:str}/switch", opt=PAGE)
-async def switch_user(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def switch_user_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     """ "Not you? Sign out": end the session, back to the sign-in form of this interaction."""
     interaction, _ = await _checked_form(uid, request, authz)
     await flow.switch_user(authz, interaction, request.cookies.get(session_cookie_name(authz.settings)))

@@ -97,7 +97,7 @@ async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User,
 
 
 @post(f"{PATH}/end", opt=PAGE)
-async def end_access(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def end_access_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     checked = await _checked(request, authz)
     if isinstance(checked, Response):
         return checked
@@ -108,7 +108,7 @@ async def end_access(request: Request[Any, Any, Any], authz: Authz) -> Response[
 
 
 @post(f"{PATH}/block", opt=PAGE)
-async def block_app(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def block_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     checked = await _checked(request, authz)
     if isinstance(checked, Response):
         return checked
@@ -118,7 +118,7 @@ async def block_app(request: Request[Any, Any, Any], authz: Authz) -> Response[A
 
 
 @post(f"{PATH}/unblock", opt=PAGE)
-async def unblock_app(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def unblock_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     checked = await _checked(request, authz)
     if isinstance(checked, Response):
         return checked
@@ -127,4 +127,4 @@ async def unblock_app(request: Request[Any, Any, Any], authz: Authz) -> Response
     return see_other(f"{PATH}?done=unblocked")
 
 
-ROUTES = [school_apps_page, confirm_page, end_access, block_app, unblock_app]
+ROUTES = [school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit]
