@@ -16,7 +16,17 @@ from litestar.params import FromPath
 
 from courseschool.common.answers import PAGE
 
-from ..endpoints import connected_apps as flow
+from ..endpoints.connected_apps import (
+    ConnectedApp,
+    SignIn,
+    app_of,
+    connected_apps,
+    end_sign_in,
+    ended,
+    live_sign_in,
+    remove_all,
+    remove_app,
+)
 from ..endpoints.interaction import notices_for
 from ..protocol.models import User
 from . import page_forms
@@ -38,14 +48,14 @@ class Moment(msgspec.Struct, frozen=True):
 
 
 class SignInRow(msgspec.Struct, frozen=True, kw_only=True):
-    sign_in: flow.SignIn
+    sign_in: SignIn
     lines: list[ScopeLine]
     approved: Moment
     last_used: Moment | None
 
 
 class AppCard(msgspec.Struct, frozen=True, kw_only=True):
-    app: flow.ConnectedApp
+    app: ConnectedApp
     sign_ins: list[SignInRow]
 
 
@@ -53,7 +63,7 @@ def moment(epoch: int) -> Moment:
     return Moment(utc_iso(epoch), utc_text(epoch))
 
 
-def _card(app: flow.ConnectedApp) -> AppCard:
+def _card(app: ConnectedApp) -> AppCard:
     return AppCard(
         app=app,
         sign_ins=[
@@ -74,7 +84,7 @@ async def _notice(request: Request[Any, Any, Any], authz: Authz, user: User) -> 
     for what in ("ended", "removed"):
         grant_id = request.query_params.get(what)
         if grant_id:
-            gone = await flow.ended(authz, user, grant_id)
+            gone = await ended(authz, user, grant_id)
             return (what, _card(gone)) if gone is not None else None
     return None
 
@@ -86,7 +96,7 @@ async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[A
         return see_other(signin_url(PATH))
     session_id, user = viewer
     done = request.query_params.get("done")
-    apps = await flow.connected_apps(authz, user)
+    apps = await connected_apps(authz, user)
     grant_ids = [one.grant_id for app in apps for one in app.sign_ins]
     record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
     return render(
@@ -108,7 +118,7 @@ async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], 
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    card = _card(await flow.live_sign_in(authz, user, grant_id))
+    card = _card(await live_sign_in(authz, user, grant_id))
     csrf = page_forms.form_token(authz, PURPOSE, session_id)
     return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
@@ -119,7 +129,7 @@ async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any,
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    card = _card(await flow.app_of(authz, user, grant_id))
+    card = _card(await app_of(authz, user, grant_id))
     csrf = page_forms.form_token(authz, PURPOSE, session_id)
     return render("apps_confirm.html", action="remove-app", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
@@ -132,7 +142,7 @@ async def end_sign_in_submit(grant_id: FromPath[str], request: Request[Any, Any,
         return see_other(signin_url(PATH))
     session_id, user = viewer
     page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await flow.end_sign_in(authz, user, grant_id)
+    await end_sign_in(authz, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
 
@@ -144,7 +154,7 @@ async def remove_app_submit(grant_id: FromPath[str], request: Request[Any, Any, 
         return see_other(signin_url(PATH))
     session_id, user = viewer
     page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await flow.remove_app(authz, user, grant_id)
+    await remove_app(authz, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
 
@@ -155,5 +165,5 @@ async def remove_all_submit(request: Request[Any, Any, Any], authz: Authz) -> Re
         return see_other(signin_url(PATH))
     session_id, user = viewer
     page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await flow.remove_all(authz, user)
+    await remove_all(authz, user)
     return see_other(f"{PATH}?done=removed-all")

@@ -14,7 +14,18 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError, InvalidRequestError
 from courseschool.common.secrets import same
 
-from ..endpoints import interaction as flow
+from ..endpoints.interaction import (
+    client_label,
+    client_name,
+    consent_view,
+    decide,
+    hand_off,
+    login,
+    notices_for,
+    open_interaction,
+    switch_user,
+    take_handoff,
+)
 from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
 from .http import Authz, client_agent, client_ip
@@ -56,19 +67,19 @@ def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) 
 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)
 async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    interaction = await flow.open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+    interaction = await open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
     if interaction.user_id is None:
         return render(
             "login.html",
             uid=uid,
             csrf=interaction.csrf,
             error=interaction.login_error,
-            client=await flow.client_label(authz, interaction),
+            client=await client_label(authz, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
-    view = await flow.consent_view(authz, interaction)
+    view = await consent_view(authz, interaction)
     session_id = request.cookies.get(session_cookie_name(authz.settings))
-    notices = await flow.notices_for(authz, view.user.id, session_id)
+    notices = await notices_for(authz, view.user.id, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -95,7 +106,7 @@ async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 async def _checked_form(uid: str, request: Request[Any, Any, Any], authz: Authz) -> tuple[Interaction, dict[str, str]]:
     """The interaction and the form's fields, if the binding cookie and the CSRF token both match."""
-    interaction = await flow.open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+    interaction = await open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
     fields = await form_fields(request)
     if not same(fields.get("csrf", ""), interaction.csrf):
         raise ForbiddenError("the form's CSRF token does not match the interaction")
@@ -105,7 +116,7 @@ async def _checked_form(uid: str, request: Request[Any, Any, Any], authz: Authz)
 @post("/oauth/interaction/{uid:str}/login", opt=PAGE)
 async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     interaction, fields = await _checked_form(uid, request, authz)
-    session_id = await flow.login(
+    session_id = await login(
         authz, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
     )
     cookies = []
@@ -118,13 +129,13 @@ async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], auth
 async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     interaction, fields = await _checked_form(uid, request, authz)
     decision = fields.get("decision")
-    name = await flow.client_name(authz, interaction)
+    name = await client_name(authz, interaction)
     if interaction.user_id is None or decision not in ("approve", "deny"):
         raise InvalidRequestError(
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
     kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
-    location = await flow.decide(
+    location = await decide(
         authz,
         uid,
         approve=decision == "approve",
@@ -134,7 +145,7 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], au
         agent=client_agent(request),
     )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
-        await flow.hand_off(authz, interaction, location, approved=decision == "approve", name=name)
+        await hand_off(authz, interaction, location, approved=decision == "approve", name=name)
         return see_other(f"/oauth/interaction/{uid}/done")
     expired = binding_cookie(authz.settings, uid, "", 0)
     return see_other(location, cookies=[expired])
@@ -167,7 +178,7 @@ async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], aut
     styled as a button: the same GET of the redirect URI a loopback listener waits for;
     no timed refresh, WCAG 2.2.1): if the app's listener is gone, the person still knows
     the outcome."""
-    handoff = await flow.take_handoff(authz, uid, request.cookies.get(BINDING_COOKIE))
+    handoff = await take_handoff(authz, uid, request.cookies.get(BINDING_COOKIE))
     expired = binding_cookie(authz.settings, uid, "", 0)
     return render("decided.html", handoff=handoff, form_target=handoff.location, cookies=[expired])
 
@@ -176,6 +187,6 @@ async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], aut
 async def switch_user_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
     """ "Not you? Sign out": end the session, back to the sign-in form of this interaction."""
     interaction, _ = await _checked_form(uid, request, authz)
-    await flow.switch_user(authz, interaction, request.cookies.get(session_cookie_name(authz.settings)))
+    await switch_user(authz, interaction, request.cookies.get(session_cookie_name(authz.settings)))
     gone = session_cookie(authz.settings, "", 0)
     return see_other(f"/oauth/interaction/{uid}", cookies=[gone])

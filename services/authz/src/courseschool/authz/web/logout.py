@@ -13,7 +13,7 @@ from litestar import Request, Response, route
 
 from courseschool.common.answers import PAGE
 
-from ..endpoints import logout as flow
+from ..endpoints.logout import after_sign_out, current_session, logout_request, sign_out
 from . import page_forms
 from .http import Authz, client_ip, multi
 from .interaction import session_cookie, session_cookie_name
@@ -29,16 +29,16 @@ async def logout(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]
         params = multi((await request.form()).multi_items())
     else:
         params = multi(request.query_params.multi_items())
-    wanted = await flow.logout_request(authz, params, ip=client_ip(request))
+    wanted = await logout_request(authz, params, ip=client_ip(request))
     cookie_name = session_cookie_name(authz.settings)
     session_id = request.cookies.get(cookie_name)
-    location = flow.after_sign_out(wanted)
-    session = await flow.current_session(authz, session_id)
+    location = after_sign_out(wanted)
+    session = await current_session(authz, session_id)
     if session is None or session_id is None:  # nothing to end, and no one who confirmed
         return render("signed_out.html", back=location, request=wanted)
     if request.method == "POST" and CONFIRMED in params:
         page_forms.check_form_token(authz, PURPOSE, session_id, params[CONFIRMED][0])
-        await flow.sign_out(authz, session_id)
+        await sign_out(authz, session_id)
         gone = session_cookie(authz.settings, "", 0)
         if location is not None:
             return see_other(location, cookies=[gone])

@@ -13,7 +13,7 @@ from litestar import Request, Response, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
-from ..endpoints import school_apps as flow
+from ..endpoints.school_apps import app_at_school, block, end_access, school_apps, steward, unblock
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
@@ -35,7 +35,7 @@ async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Res
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    apps, blocked = await flow.school_apps(authz, user)
+    apps, blocked = await school_apps(authz, user)
     done = request.query_params.get("done")
     grant_ids = [g for app in apps for person in app.people for g in person.grant_ids]
     record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
@@ -71,7 +71,7 @@ async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Respons
     action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
     if action not in ACTIONS or (action == "end-person") != (person is not None):
         raise InvalidRequestError("choose an action from the school's apps page", advice="Go back and try again.")
-    app = await flow.app_at_school(authz, user, client_id)
+    app = await app_at_school(authz, user, client_id)
     named = next((p for p in app.people if p.user_id == person), None)
     if action == "end-person" and named is None:
         raise InvalidRequestError("that person holds no access to this app", advice="Go back and try again.")
@@ -90,7 +90,7 @@ async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User,
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    flow.steward(user)
+    steward(user)
     fields = await form_fields(request)
     page_forms.check_form_token(authz, PURPOSE, session_id, fields.get("csrf", ""))
     return user, fields
@@ -103,7 +103,7 @@ async def end_access_submit(request: Request[Any, Any, Any], authz: Authz) -> Re
         return checked
     user, fields = checked
     person = fields.get("person") or None
-    await flow.end_access(authz, user, fields.get("client_id", ""), person)
+    await end_access(authz, user, fields.get("client_id", ""), person)
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
@@ -113,7 +113,7 @@ async def block_submit(request: Request[Any, Any, Any], authz: Authz) -> Respons
     if isinstance(checked, Response):
         return checked
     user, fields = checked
-    await flow.block(authz, user, fields.get("client_id", ""))
+    await block(authz, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=blocked")
 
 
@@ -123,7 +123,7 @@ async def unblock_submit(request: Request[Any, Any, Any], authz: Authz) -> Respo
     if isinstance(checked, Response):
         return checked
     user, fields = checked
-    await flow.unblock(authz, user, fields.get("client_id", ""))
+    await unblock(authz, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=unblocked")
 
 
