@@ -9,9 +9,9 @@ from .settings import AuthzSettings
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["admin"]:
-        from .admin_cli import main as admin_main
+        from . import admin_cli
 
-        sys.exit(admin_main(sys.argv[2:]))
+        sys.exit(admin_cli.main(sys.argv[2:]))
     sys.exit(
         service_main(
             service="authz",
