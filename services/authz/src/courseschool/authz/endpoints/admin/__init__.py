@@ -4,8 +4,8 @@ grants at once (recorded in Postgres, published to the resource servers)."""
 
 from __future__ import annotations
 
-from .apps import AppsAdmin
 from .audit import AuditAdmin
+from .clients import AppsAdmin
 from .domains import DomainsAdmin
 from .people import PeopleAdmin
 
