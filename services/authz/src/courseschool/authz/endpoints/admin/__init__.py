@@ -5,12 +5,12 @@ grants at once (recorded in Postgres, published to the resource servers)."""
 from __future__ import annotations
 
 from .audit import AuditAdmin
-from .clients import AppsAdmin
+from .clients import ClientsAdmin
 from .domains import DomainsAdmin
 from .people import PeopleAdmin
 
 
-class AdminService(PeopleAdmin, AppsAdmin, DomainsAdmin, AuditAdmin):
+class AdminService(PeopleAdmin, ClientsAdmin, DomainsAdmin, AuditAdmin):
     """Every administrative action, for one actor (`admin` for the API, `admin-cli`)
     acting from one source (the API caller's address, the CLI's user@host)."""
 

@@ -16,7 +16,7 @@ from ..registration import remove_client, remove_unused_clients
 from .base import AdminBase
 
 
-class AppsAdmin(AdminBase):
+class ClientsAdmin(AdminBase):
     async def create_integration(
         self,
         *,
