@@ -7,10 +7,11 @@ from __future__ import annotations
 from .audit import AuditAdmin
 from .clients import ClientsAdmin
 from .domains import DomainsAdmin
+from .keys import KeysAdmin
 from .people import PeopleAdmin
 
 
-class AdminService(PeopleAdmin, ClientsAdmin, DomainsAdmin, AuditAdmin):
+class AdminService(PeopleAdmin, ClientsAdmin, KeysAdmin, DomainsAdmin, AuditAdmin):
     """Every administrative action, for one actor (`admin` for the API, `admin-cli`)
     acting from one source (the API caller's address, the CLI's user@host)."""
 
