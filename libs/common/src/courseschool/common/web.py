@@ -258,10 +258,11 @@ def proof_target(request: Request[Any, Any, Any], base_url: str) -> ProofTarget:
     return ProofTarget(method=request.method, url=base_url + path, proofs=tuple(request.headers.getall("dpop", [])))
 
 
-def check_internal(request: ASGIConnection[Any, Any, Any, Any], expected: str | None) -> None:
+def check_internal(connection: ASGIConnection[Any, Any, Any, Any], expected: str | None) -> None:
     """`/internal/*`: only for the other services, with the shared INTERNAL_TOKEN; for
-    anyone else the path does not exist (compared in constant time)."""
-    if not expected or not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
+    anyone else the path does not exist (compared in constant time). A request, or the
+    connection a route guard is given."""
+    if not expected or not same(connection.headers.get("authorization", ""), f"Bearer {expected}"):
         raise NotFoundError("not found")
 
 

@@ -38,7 +38,7 @@ from .web import (
     userinfo,
 )
 from .web.http import provide_authz
-from .web.internal import INTERNAL_ROUTES
+from .web.internal import INTERNAL_ROUTER
 
 MAX_BODY = 64 * 1024
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -72,8 +72,8 @@ ROUTES = [
     userinfo.userinfo,
     jwks.jwks,
     *school_apps.ROUTES,
-    *INTERNAL_ROUTES,
-    *admin.ADMIN_ROUTES,
+    INTERNAL_ROUTER,
+    admin.ADMIN_ROUTER,
 ]
 
 

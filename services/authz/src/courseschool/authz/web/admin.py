@@ -1,24 +1,29 @@
-"""The internal admin API (`/internal/admin/...`): never routed publicly, and
-answering only to `Authorization: Bearer <ADMIN_TOKEN>` (compared in constant time).
-Each handler parses its input and calls `AdminService`; nothing else happens here."""
+"""The internal admin API (`/internal/admin/...`): never routed publicly. Every route is
+on `ADMIN_ROUTER`, whose guard (`admin_only`) lets through only `Authorization: Bearer
+<ADMIN_TOKEN>` (compared in constant time) before the handler runs; without ADMIN_TOKEN
+the API does not exist (404). Each handler parses its input and calls the
+`AdminService` its router hands it (`admin`); nothing else happens here."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, Router, delete, get, post
+from litestar.connection import ASGIConnection
+from litestar.di import NamedDependency, Provide
+from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath
 
 from courseschool.common.errors import InvalidRequestError, InvalidTokenError, NotFoundError
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.secrets import same
 
-from ..components import Components
 from ..endpoints.admin import AdminService
 from .http import Authz, client_ip, no_store_json
 
-BASE = "/internal/admin"
+PATH = "/internal/admin"
+Admin = NamedDependency[AdminService]
 
 
 class NewSchool(msgspec.Struct, forbid_unknown_fields=True):
@@ -59,12 +64,18 @@ class TrustedDomain(msgspec.Struct, forbid_unknown_fields=True):
     host: str
 
 
-def _admin(request: Request, authz: Components) -> AdminService:
-    expected = authz.settings.admin_token
+def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """The guard of every admin route: no ADMIN_TOKEN set, the API does not exist (404);
+    a missing or wrong credential is 401."""
+    expected = connection.app.state.authz.settings.admin_token
     if not expected:
         raise NotFoundError("not found")
-    if not same(request.headers.get("authorization", ""), f"Bearer {expected}"):
+    if not same(connection.headers.get("authorization", ""), f"Bearer {expected}"):
         raise InvalidTokenError("the admin credential is missing or wrong")
+
+
+def provide_admin(request: Request[Any, Any, Any], authz: Authz) -> AdminService:
+    """Every administrative action of a request is the API's (`admin`), from its caller's address."""
     return AdminService(authz, actor="admin", source=client_ip(request))
 
 
@@ -75,86 +86,86 @@ async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
         raise InvalidRequestError(f"invalid body: {exc}") from None
 
 
-@get(f"{BASE}/schools")
-async def list_schools(request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).list_schools())
+@get("/schools")
+async def list_schools(admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.list_schools())
 
 
-@post(f"{BASE}/schools", status_code=201)
-async def create_school(request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, NewSchool)
+@post("/schools", status_code=201)
+async def create_school(request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, NewSchool)
     return no_store_json(await admin.create_school(slug=body.slug, name=body.name), status=201)
 
 
-@get(f"{BASE}/users")
-async def list_users(request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).list_users(school=request.query_params.get("school")))
+@get("/users")
+async def list_users(request: Request, admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.list_users(school=request.query_params.get("school")))
 
 
-@post(f"{BASE}/users", status_code=201)
-async def create_user(request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, NewUser)
+@post("/users", status_code=201)
+async def create_user(request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, NewUser)
     return no_store_json(await admin.create_user(**msgspec.structs.asdict(body)), status=201)
 
 
-@get(f"{BASE}/users/{{ref:str}}")
-async def show_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).user(ref))
+@get("/users/{ref:str}")
+async def show_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/disable", status_code=200)
-async def disable_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).disable_user(ref))
+@post("/users/{ref:str}/disable", status_code=200)
+async def disable_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.disable_user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/enable", status_code=200)
-async def enable_user(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).enable_user(ref))
+@post("/users/{ref:str}/enable", status_code=200)
+async def enable_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.enable_user(ref))
 
 
-@post(f"{BASE}/users/{{ref:str}}/role", status_code=200)
-async def set_role(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, RoleChange)
+@post("/users/{ref:str}/role", status_code=200)
+async def set_role(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, RoleChange)
     return no_store_json(await admin.set_role(ref, body.role))
 
 
-@post(f"{BASE}/users/{{ref:str}}/reset-password", status_code=200)
-async def reset_password(ref: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, PasswordReset)
+@post("/users/{ref:str}/reset-password", status_code=200)
+async def reset_password(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, PasswordReset)
     return no_store_json(await admin.reset_password(ref, body.password))
 
 
-@post(f"{BASE}/integrations", status_code=201)
-async def create_integration(request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, NewIntegration)
+@post("/integrations", status_code=201)
+async def create_integration(request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, NewIntegration)
     return no_store_json(await admin.create_integration(**msgspec.structs.asdict(body)), status=201)
 
 
-@get(f"{BASE}/clients")
-async def list_clients(request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).list_clients())
+@get("/clients")
+async def list_clients(admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.list_clients())
 
 
-@get(f"{BASE}/clients/{{client_id:str}}")
-async def show_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).client(client_id))
+@get("/clients/{client_id:str}")
+async def show_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.client(client_id))
 
 
-@post(f"{BASE}/clients/{{client_id:str}}/disable", status_code=200)
-async def disable_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).disable_client(client_id))
+@post("/clients/{client_id:str}/disable", status_code=200)
+async def disable_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.disable_client(client_id))
 
 
-@delete(f"{BASE}/clients/{{client_id:str}}", status_code=200)
-async def delete_client(client_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).delete_client(client_id))
+@delete("/clients/{client_id:str}", status_code=200)
+async def delete_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.delete_client(client_id))
 
 
-@get(f"{BASE}/grants")
-async def list_grants(request: Request, authz: Authz) -> Response[bytes]:
+@get("/grants")
+async def list_grants(request: Request, admin: Admin) -> Response[bytes]:
     query = request.query_params
     return no_store_json(
-        await _admin(request, authz).list_grants(
+        await admin.list_grants(
             user=query.get("user"),
             client=query.get("client"),
             include_revoked=query.get("all") == "true",
@@ -162,40 +173,40 @@ async def list_grants(request: Request, authz: Authz) -> Response[bytes]:
     )
 
 
-@post(f"{BASE}/grants/{{grant_id:str}}/revoke", status_code=200)
-async def revoke_grant(grant_id: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).revoke_grant(grant_id))
+@post("/grants/{grant_id:str}/revoke", status_code=200)
+async def revoke_grant(grant_id: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.revoke_grant(grant_id))
 
 
-@get(f"{BASE}/keys")
-async def list_keys(request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).list_keys())
+@get("/keys")
+async def list_keys(admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.list_keys())
 
 
-@post(f"{BASE}/keys/rotate", status_code=200)
-async def rotate_key(request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, KeyRotation)
+@post("/keys/rotate", status_code=200)
+async def rotate_key(request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, KeyRotation)
     return no_store_json(await admin.rotate_key(body.alg, immediate=body.immediate))
 
 
-@get(f"{BASE}/domains")
-async def list_domains(request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).list_domains())
+@get("/domains")
+async def list_domains(admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.list_domains())
 
 
-@post(f"{BASE}/domains", status_code=201)
-async def trust_domain(request: Request, authz: Authz) -> Response[bytes]:
-    admin, body = _admin(request, authz), await _body(request, TrustedDomain)
+@post("/domains", status_code=201)
+async def trust_domain(request: Request, admin: Admin) -> Response[bytes]:
+    body = await _body(request, TrustedDomain)
     return no_store_json(await admin.trust_domain(body.host), status=201)
 
 
-@delete(f"{BASE}/domains/{{host:str}}", status_code=200)
-async def untrust_domain(host: FromPath[str], request: Request, authz: Authz) -> Response[bytes]:
-    return no_store_json(await _admin(request, authz).untrust_domain(host))
+@delete("/domains/{host:str}", status_code=200)
+async def untrust_domain(host: FromPath[str], admin: Admin) -> Response[bytes]:
+    return no_store_json(await admin.untrust_domain(host))
 
 
-@get(f"{BASE}/audit")
-async def list_actions(request: Request, authz: Authz) -> Response[bytes]:
+@get("/audit")
+async def list_actions(request: Request, admin: Admin) -> Response[bytes]:
     query = request.query_params
     limit = query.get("limit", "100")
     if not limit.isdigit():
@@ -204,7 +215,7 @@ async def list_actions(request: Request, authz: Authz) -> Response[bytes]:
     if before is not None and not (before.isdigit() and len(before) <= 18):
         raise InvalidRequestError("before must be an event id (a whole number from 1)")
     return no_store_json(
-        await _admin(request, authz).list_actions(
+        await admin.list_actions(
             kind=query.get("kind"),
             user=query.get("user"),
             client=query.get("client"),
@@ -218,27 +229,32 @@ async def list_actions(request: Request, authz: Authz) -> Response[bytes]:
     )
 
 
-ADMIN_ROUTES = [
-    list_actions,
-    list_schools,
-    create_school,
-    list_users,
-    create_user,
-    show_user,
-    disable_user,
-    enable_user,
-    set_role,
-    reset_password,
-    create_integration,
-    list_clients,
-    show_client,
-    disable_client,
-    delete_client,
-    list_grants,
-    revoke_grant,
-    list_keys,
-    rotate_key,
-    list_domains,
-    trust_domain,
-    untrust_domain,
-]
+ADMIN_ROUTER = Router(
+    PATH,
+    route_handlers=[
+        list_actions,
+        list_schools,
+        create_school,
+        list_users,
+        create_user,
+        show_user,
+        disable_user,
+        enable_user,
+        set_role,
+        reset_password,
+        create_integration,
+        list_clients,
+        show_client,
+        disable_client,
+        delete_client,
+        list_grants,
+        revoke_grant,
+        list_keys,
+        rotate_key,
+        list_domains,
+        trust_domain,
+        untrust_domain,
+    ],
+    guards=[admin_only],
+    dependencies={"admin": Provide(provide_admin, sync_to_thread=False)},
+)
