@@ -16,7 +16,7 @@ from courseschool.authz.protocol.tokens import TokenPolicy
 from courseschool.common.clock import FrozenClock
 from courseschool.common.errors import InvalidGrantError, InvalidRequestError, InvalidTargetError
 
-from .factories import LOOPBACK_CB, InMemoryClients, RecordingSigner, make_client, make_code, make_grant, make_user
+from .factories import LOOPBACK_CB, RecordingSigner, make_client, make_code, make_grant, make_user
 
 VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"  # RFC 7636 Appendix B; make_code holds its challenge
 RESOURCE = "http://127.0.0.1:8000"
@@ -88,7 +88,6 @@ def setup(
         code = msgspec.structs.replace(code, grant=grant or code.grant, user=user or code.user)
     signer = RecordingSigner()
     ctx = TokenContext(
-        clients=InMemoryClients(make_client()),
         users=Users(),
         codes=Codes((CODE, code)),
         grants=grants,
@@ -97,7 +96,6 @@ def setup(
         verifier=signer,
         policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
         clock=FrozenClock(now),
-        known_resources=frozenset({RESOURCE}),
         refresh_idle_ttl=86400,
         refresh_absolute_ttl=7 * 86400,
         refresh_grace=10,

@@ -173,7 +173,6 @@ class Components:
         """What the grant handlers, revocation and introspection need (protocol/context.py)."""
         ring = self.keys.ring
         return TokenContext(
-            clients=self.directory.approved(),
             users=self.users,
             codes=self.codes,
             grants=self.grants,
@@ -182,7 +181,6 @@ class Components:
             verifier=ring,
             policy=self.policy,
             clock=self.clock,
-            known_resources=self.known_resources,
             refresh_idle_ttl=self.settings.refresh_token_idle_ttl,
             refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
             refresh_grace=self.settings.refresh_token_grace,

@@ -6,12 +6,11 @@ import msgspec
 
 from courseschool.common.clock import Clock
 
-from .ports import AccessTokenVerifier, ClientStore, CodeStore, GrantStore, Revoker, Signer, UserStore
+from .ports import AccessTokenVerifier, CodeStore, GrantStore, Revoker, Signer, UserStore
 from .tokens import TokenPolicy
 
 
 class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
-    clients: ClientStore
     users: UserStore
     codes: CodeStore
     grants: GrantStore
@@ -20,7 +19,6 @@ class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
     verifier: AccessTokenVerifier
     policy: TokenPolicy
     clock: Clock
-    known_resources: frozenset[str]
     refresh_idle_ttl: int
     refresh_absolute_ttl: int
     refresh_grace: int
