@@ -1,2 +1,3 @@
-"""The use cases of the authorization server, one module per endpoint family. Each
-function takes the `Components` and the parsed input, and holds no HTTP detail."""
+"""The use cases of the authorization server, one module per endpoint, named as its
+handlers' module in `web/` (`admin/` is the admin API's and the CLI's). Each function
+takes the `Components` and the parsed input, and holds no HTTP detail."""

@@ -1,6 +1,8 @@
-"""The token endpoint (RFC 6749 §3.2): a compose of named steps — rate limits, form
-parsing, client authentication, the DPoP proof (RFC 9449 §5) — before the protocol
-handler. Revocation and introspection authenticate their client with the same steps
+"""The token endpoint (RFC 6749 §3.2): a compose of named steps before the handler of
+the `grant_type` (protocol/grants): the form parsed once, the rate limits (per address,
+then per client named), client authentication with its registered method (§2.3), the
+grant type supported and allowed for the client, the DPoP proof (RFC 9449 §5).
+Revocation and introspection authenticate their client with the same first steps
 (`authenticated`)."""
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> 
 async def authenticated(
     c: Components, form: Params, *, ip: str, authorization: str | None, rates: tuple[str, str] = TOKEN_RATES
 ) -> tuple[TokenForm, Client]:
-    """Rate limits (per address, then per named client, in one Redis call, before any
-    secret is checked), then client authentication (§2.3) with the method it registered."""
+    """The form parsed, then the rate limits (per address, then per named client, in one
+    Redis call, before any secret is checked; a malformed form counts against its
+    address), then client authentication (§2.3) with the method it registered."""
     per_ip, per_client_rate = rates
     try:
         parsed = parse_token_form(form)

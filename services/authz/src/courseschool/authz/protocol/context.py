@@ -1,4 +1,5 @@
-"""What the grant handlers need, bundled: stores, signer, token policy, clock."""
+"""What the grant handlers, revocation and introspection need, bundled: stores, the
+signer and verifier, the token policy, the clock and the refresh tokens' lifetimes."""
 
 from __future__ import annotations
 

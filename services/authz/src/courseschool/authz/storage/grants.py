@@ -215,7 +215,10 @@ class HeldGrant(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PgGrantStore:
-    """Implements the `GrantStore` and `CodeStore` ports."""
+    """The `GrantStore` port (a code redeemed, a refresh token rotated, a DPoP key
+    bound), and the grant queries of the use cases around it: an approval recorded with
+    its code, what a user allowed a client before, the grants of the connected-apps
+    page. The `CodeStore` port is `PgCodeStore`."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -368,6 +371,8 @@ class PgGrantStore:
 
 
 class PgCodeStore:
+    """The `CodeStore` port: a code read by its digest, with its grant and user."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 

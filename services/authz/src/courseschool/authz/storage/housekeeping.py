@@ -1,5 +1,5 @@
 """What no request needs any more, removed in bounded batches (the housekeeping job in
-endpoints/maintenance.py), so that no table grows with the traffic it has served:
+maintenance.py), so that no table grows with the traffic it has served:
 
 - authorization codes a day past their expiry (a reused code still revokes its grant
   for that day; after it, the code is unknown);
