@@ -36,6 +36,7 @@ from .errors import (
     ServerError,
     TemporarilyUnavailableError,
     UnsupportedMediaTypeError,
+    fit_description,
 )
 from .logging import get_logger
 from .metrics import ERRORS
@@ -151,7 +152,7 @@ def _from_framework(request: Request[Any, Any, Any], exc: HTTPException) -> Plat
         err = kind("the server could not complete the request")
     else:
         # Litestar's messages name the parameter at fault; they hold no secret.
-        err = kind(str(exc.detail or "")[:300])
+        err = kind(fit_description(str(exc.detail or "")[:300]))
     err.status_code = exc.status_code
     err.headers.update(exc.headers or {})
     return err

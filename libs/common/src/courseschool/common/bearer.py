@@ -81,7 +81,9 @@ def basic_credentials(header: str | None) -> BasicCredentials | None:
     raw_id, colon, raw_secret = decoded.partition(":")
     client_id, secret = unquote_plus(raw_id), unquote_plus(raw_secret)
     if not colon or not client_id or len(decoded) > MAX_TOKEN:
-        raise basic_refusal("the Basic credentials must be client_id:client_secret (form-encoded, RFC 6749 §2.3.1)")
+        raise basic_refusal(
+            "the Basic credentials must be client_id:client_secret (form-encoded, RFC 6749 section 2.3.1)"
+        )
     return BasicCredentials(client_id, secret)
 
 

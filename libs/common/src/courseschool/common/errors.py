@@ -1,4 +1,4 @@
-"""The errors the platform answers with, one class per code.
+r"""The errors the platform answers with, one class per code.
 
 Two families share one JSON shape, `{"error", "error_description"}` (RFC 6749 §5.2):
 - `OAuthError`: the codes the OAuth and OpenID Connect specifications define, each
@@ -6,14 +6,42 @@ Two families share one JSON shape, `{"error", "error_description"}` (RFC 6749 §
 - `ApiError`: the platform's own codes for what those specifications do not cover
   (not found, conflict, validation, limits).
 
-`description` is for the client. `detail` is for the log only and never reaches
-the client (fosite's debug text). `advice`, where set, tells a person at a page what
+`description` is for the client, and is checked where the error is made: RFC 6749 §5.2
+allows only %x20-21 / %x23-5B / %x5D-7E in `error_description` (printable ASCII
+without `"` and `\`), so text outside that set raises `ValueError` at once (and fails
+the test that reaches it) rather than leaving a server that sends it. Text a caller
+sent, quoted in a description, goes through `fit_description` first. `detail` is for the
+log only and never reaches the client (fosite's debug text). `advice`, where set, tells a person at a page what
 to do next (the pages of the authorization server show it; JSON never carries it).
 How an error is answered (JSON, an HTML page, or a redirect to the client) is decided
 in one place: `courseschool.common.answers`.
 """
 
 from __future__ import annotations
+
+import re
+
+# RFC 6749 §5.2 (and §4.1.2.1, §4.2.2.1): error_description = 1*( %x20-21 / %x23-5B / %x5D-7E ).
+_OUTSIDE = re.compile(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]")
+
+
+def invalid_description_characters(text: str) -> list[str]:
+    """The characters of `text` that RFC 6749 §5.2 does not allow in `error_description`."""
+    return sorted(set(_OUTSIDE.findall(text)))
+
+
+def fit_description(text: str) -> str:
+    """Text a caller sent (a parameter, a field name, a validator's message quoting the
+    document), made fit to quote in a description: each character RFC 6749 §5.2 does not
+    allow becomes `?`."""
+    return _OUTSIDE.sub("?", text)
+
+
+def _checked(description: str) -> str:
+    bad = invalid_description_characters(description)
+    if bad:
+        raise ValueError(f"error_description has characters RFC 6749 §5.2 does not allow: {bad!r} in {description!r}")
+    return description
 
 
 class PlatformError(Exception):
@@ -24,7 +52,7 @@ class PlatformError(Exception):
 
     def __init__(self, description: str = "", *, detail: str | None = None, advice: str | None = None) -> None:
         super().__init__(description)
-        self.description = description
+        self.description = _checked(description)
         self.detail = detail
         self.advice = advice
         # Extra response headers (a bearer challenge, Retry-After).
@@ -233,10 +261,15 @@ class UnsupportedMediaTypeError(ApiError):
 
 
 class ValidationFailedError(ApiError):
-    """The body is well-formed JSON but breaks the resource's schema or rules."""
+    """The body is well-formed JSON but breaks the resource's schema or rules. The
+    description is the validator's message, which quotes the caller's document (a field
+    name it does not know, a value): it is made fit here, once, for every caller."""
 
     error = "validation_failed"
     status_code = 422
+
+    def __init__(self, description: str = "", *, detail: str | None = None, advice: str | None = None) -> None:
+        super().__init__(fit_description(description), detail=detail, advice=advice)
 
 
 class TooManyRequestsError(ApiError):

@@ -31,7 +31,7 @@ from litestar.types import (
 
 from .answers import NO_STORE, answer_error
 from .dpop import ProofTarget
-from .errors import MethodNotAllowedError, NotFoundError
+from .errors import MethodNotAllowedError, NotFoundError, fit_description
 from .forwarded import ProxyHeadersMiddleware
 from .http import Held, none_match
 from .logging import request_line
@@ -110,7 +110,7 @@ async def send_document(scope: Scope, send: Send, document: Held, cache_control:
     JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's."""
     method = cast(HTTPScope, scope)["method"]
     if method not in _READS:
-        err = MethodNotAllowedError(f"{method} is not allowed here; use GET or HEAD")
+        err = MethodNotAllowedError(f"{fit_description(method)} is not allowed here; use GET or HEAD")
         err.headers["Allow"] = "GET, HEAD"
         raise err
     tag = document.etag.encode()

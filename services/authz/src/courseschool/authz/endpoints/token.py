@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from courseschool.common.bearer import basic_credentials
 from courseschool.common.dpop import ProofTarget
-from courseschool.common.errors import InvalidRequestError, OAuthError, UnsupportedGrantTypeError
+from courseschool.common.errors import InvalidRequestError, OAuthError, UnsupportedGrantTypeError, fit_description
 from courseschool.common.metrics import TOKENS_ISSUED
 from courseschool.common.secrets import digest
 
@@ -38,7 +38,7 @@ async def exchange_token(
         raise InvalidRequestError("grant_type is required")
     handler = GRANT_HANDLERS.get(parsed.grant_type)
     if handler is None:
-        raise UnsupportedGrantTypeError(f"grant_type {parsed.grant_type!r} is not supported")
+        raise UnsupportedGrantTypeError(f"grant_type {fit_description(parsed.grant_type)} is not supported")
     check_grant_type_allowed(client, parsed.grant_type)
     jkt = await proof_key(c, client, dpop)
     response = await handler(parsed, client, c.token_context(), jkt)

@@ -27,6 +27,7 @@ from courseschool.common.errors import (
     RequestNotSupportedError,
     RequestUriNotSupportedError,
     UnsupportedResponseTypeError,
+    fit_description,
 )
 from courseschool.common.resource import canonical_resource
 from courseschool.common.scopes import DEFAULT_SCOPE, parse_scope, unknown_scopes
@@ -182,7 +183,7 @@ def _scope(value: str | None, client: Client) -> list[str]:
     names = parse_scope(value)
     unknown = unknown_scopes(names)
     if unknown:
-        raise InvalidScopeError(f"unknown scope: {' '.join(unknown[:5])}")
+        raise InvalidScopeError(f"unknown scope: {fit_description(' '.join(unknown[:5]))}")
     return names
 
 

@@ -7,7 +7,7 @@ import base64
 import hashlib
 import re
 
-from courseschool.common.errors import InvalidGrantError, InvalidRequestError
+from courseschool.common.errors import InvalidGrantError, InvalidRequestError, fit_description
 from courseschool.common.secrets import same
 
 # §4.1: code_verifier = 43*128unreserved; §4.2: the S256 challenge is the unpadded
@@ -24,7 +24,7 @@ def check_challenge(challenge: str | None, method: str | None) -> str:
     if method is None or method == "":
         raise InvalidRequestError("code_challenge_method is required and must be S256")
     if method not in SUPPORTED_METHODS:
-        raise InvalidRequestError(f"code_challenge_method {method!r} is not supported; use S256")
+        raise InvalidRequestError(f"code_challenge_method {fit_description(method)} is not supported; use S256")
     if not _CHALLENGE.fullmatch(challenge):
         raise InvalidRequestError("code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)")
     return challenge

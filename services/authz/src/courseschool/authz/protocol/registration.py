@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError
+from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError, fit_description
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, same
@@ -83,7 +83,7 @@ def _parse(body: bytes, into: type[M]) -> M:
     try:
         meta = decode_json(body, into=into, invalid=InvalidClientMetadataError, what="the client metadata")
     except msgspec.ValidationError as exc:
-        raise InvalidClientMetadataError(f"client metadata is invalid: {exc}") from None
+        raise InvalidClientMetadataError(f"client metadata is invalid: {fit_description(str(exc))}") from None
     return validate_metadata(meta)
 
 
@@ -97,7 +97,7 @@ def validate_metadata(meta: M) -> M:
     if "authorization_code" not in meta.grant_types:
         raise InvalidClientMetadataError("grant_types must include authorization_code")
     if meta.response_types != ["code"]:
-        raise InvalidClientMetadataError('response_types must be ["code"]')
+        raise InvalidClientMetadataError("response_types may only hold code")
     if meta.application_type != "native":
         raise InvalidClientMetadataError(
             "application_type must be native; web clients with fixed callbacks are registered integrations"
@@ -115,7 +115,7 @@ def validate_metadata(meta: M) -> M:
         names = parse_scope(meta.scope)
         unknown = unknown_scopes(names)
         if not names or unknown:
-            raise InvalidClientMetadataError(f"unknown scope: {' '.join(unknown) or '(empty)'}")
+            raise InvalidClientMetadataError(f"unknown scope: {fit_description(' '.join(unknown)) or '(empty)'}")
         meta.scope = format_scope(names)
     meta.grant_types = [g for g in GRANT_TYPES if g in meta.grant_types]
     return meta

@@ -104,7 +104,7 @@ _HOW = {
     "none": "send client_id in the form body and no client_secret (this is a public client)",
     "client_secret_post": "send client_id and client_secret in the form body, not in an Authorization header",
     "client_secret_basic": "send client_id and client_secret in an HTTP Basic Authorization header "
-    "(each form-encoded, RFC 6749 §2.3.1), not in the form body",
+    "(each form-encoded, RFC 6749 section 2.3.1), not in the form body",
 }
 
 

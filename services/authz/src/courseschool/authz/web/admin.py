@@ -15,7 +15,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath
 
-from courseschool.common.errors import InvalidRequestError, InvalidTokenError, NotFoundError
+from courseschool.common.errors import InvalidRequestError, InvalidTokenError, NotFoundError, fit_description
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.secrets import same
 
@@ -83,7 +83,7 @@ async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
     try:
         return decode_json(await request.body() or b"{}", into=kind)
     except msgspec.ValidationError as exc:
-        raise InvalidRequestError(f"invalid body: {exc}") from None
+        raise InvalidRequestError(f"invalid body: {fit_description(str(exc))}") from None
 
 
 @get("/schools")

@@ -11,7 +11,7 @@ from litestar.datastructures import Cookie
 from litestar.params import FromPath
 
 from courseschool.common.answers import PAGE
-from courseschool.common.errors import ForbiddenError, InvalidRequestError
+from courseschool.common.errors import ForbiddenError, InvalidRequestError, fit_description
 from courseschool.common.secrets import same
 
 from ..endpoints.interaction import (
@@ -168,7 +168,8 @@ async def _kept_scopes(
         return chosen_scopes(interaction.shown or [], named("keep"), named("keep_changes"), named("has_changes"))
     except ValueError as exc:
         raise InvalidRequestError(
-            str(exc), advice="The form was changed after the page sent it. Go back to the app and start again."
+            fit_description(str(exc)),
+            advice="The form was changed after the page sent it. Go back to the app and start again.",
         ) from None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from courseschool.common.errors import InvalidRequestError, NotFoundError
+from courseschool.common.errors import InvalidRequestError, NotFoundError, fit_description
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
 
@@ -37,7 +37,9 @@ class ClientsAdmin(AdminBase):
         if scope is not None:
             names = parse_scope(scope)
             if not names or unknown_scopes(names):
-                raise InvalidRequestError(f"unknown scope: {' '.join(unknown_scopes(names)) or '(empty)'}")
+                raise InvalidRequestError(
+                    f"unknown scope: {fit_description(' '.join(unknown_scopes(names))) or '(empty)'}"
+                )
             scope = format_scope(names)
         secret = new_token()
         client = await self.c.clients.create(
@@ -63,7 +65,7 @@ class ClientsAdmin(AdminBase):
     async def client(self, client_id: str) -> dict[str, Any]:
         found = await self.c.admin_store.client(client_id)
         if found is None:
-            raise NotFoundError(f"no client {client_id}")
+            raise NotFoundError(f"no client {fit_description(client_id)}")
         return found
 
     async def disable_client(self, client_id: str) -> dict[str, Any]:
@@ -90,7 +92,7 @@ class ClientsAdmin(AdminBase):
     async def revoke_grant(self, grant_id: str) -> dict[str, Any]:
         grant = await self.c.grants.get(grant_id)
         if grant is None:
-            raise NotFoundError(f"no grant {grant_id}")
+            raise NotFoundError(f"no grant {fit_description(grant_id)}")
         if grant.revoked:  # ended already (by anyone): nothing to do, nothing to record
             return {"id": grant_id, "revoked": False, "already_ended": True}
         await self.c.revoker.revoke_grant(grant_id, reason="revoked_by_admin")
