@@ -65,7 +65,10 @@ def capped_scope(scope: str, *, user: User, client: Client) -> str:
     and the token response's `scope` says what was granted (RFC 6749 §3.3, §5.1)."""
     granted, _ = grantable(parse_scope(scope), role=user.role, client=client)
     if not granted:
-        raise InvalidGrantError("the user's role no longer allows any scope of this grant")
+        raise InvalidGrantError(
+            "the user's role no longer allows any scope of this grant",
+            detail=f"role {user.role} of user {user.id} allows none of {scope!r:.300} for client {client.client_id}",
+        )
     return format_scope(granted)
 
 

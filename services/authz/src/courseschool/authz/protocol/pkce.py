@@ -38,8 +38,14 @@ def s256(verifier: str) -> str:
 def verify(verifier: str | None, challenge: str) -> None:
     """§4.6: the server recomputes the challenge from the verifier and compares."""
     if not verifier:
-        raise InvalidRequestError("code_verifier is required")
+        raise InvalidRequestError("code_verifier is required", detail="the token request has no code_verifier")
     if not _VERIFIER.fullmatch(verifier):
-        raise InvalidRequestError("code_verifier must be 43 to 128 unreserved characters")
+        raise InvalidRequestError(
+            "code_verifier must be 43 to 128 unreserved characters",
+            detail=f"a code_verifier of {len(verifier)} characters, or with others than unreserved ones",
+        )
     if not same(s256(verifier), challenge):
-        raise InvalidGrantError("code_verifier does not match the code_challenge")
+        raise InvalidGrantError(
+            "code_verifier does not match the code_challenge",
+            detail="the S256 digest of the code_verifier is not the code's code_challenge",
+        )

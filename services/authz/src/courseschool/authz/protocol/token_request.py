@@ -139,7 +139,7 @@ def check_grant_type_allowed(client: Client, grant_type: str) -> None:
 
 def required(value: str | None, name: str) -> str:
     if not value:
-        raise InvalidRequestError(f"{name} is required")
+        raise InvalidRequestError(f"{name} is required", detail=f"the token request has no {name}")
     return value
 
 
@@ -150,7 +150,12 @@ def resource_within_grant(requested: tuple[str, ...], granted: str) -> str:
         return granted
     canon = {canonical_resource(r) for r in requested}
     if None in canon:
-        raise InvalidTargetError("resource must be an absolute URI without fragment")
+        raise InvalidTargetError(
+            "resource must be an absolute URI without fragment", detail=f"resource {requested!r:.300} is malformed"
+        )
     if canon != {granted}:
-        raise InvalidTargetError("the resource is not covered by this authorization grant")
+        raise InvalidTargetError(
+            "the resource is not covered by this authorization grant",
+            detail=f"asked for {sorted(c for c in canon if c)!r:.300}; the grant covers {granted}",
+        )
     return granted

@@ -63,7 +63,10 @@ def require_proof_if_bound(client: Client, jkt: str | None) -> None:
     """RFC 9449 §5.2: a client registered with `dpop_bound_access_tokens` sends a DPoP
     proof with every token request."""
     if jkt is None and client.dpop_bound_access_tokens:
-        raise InvalidRequestError("this client is registered with dpop_bound_access_tokens: send a DPoP proof")
+        raise InvalidRequestError(
+            "this client is registered with dpop_bound_access_tokens: send a DPoP proof",
+            detail=f"client {client.client_id} sent a token request without a DPoP proof",
+        )
 
 
 def refresh_binding(client: Client, jkt: str | None) -> str | None:

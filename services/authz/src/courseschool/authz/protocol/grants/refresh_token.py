@@ -8,6 +8,10 @@ client's unbound grant to the key of its proof, and rotate atomically. A token
 presented again is a reuse: inside the grace window, while the token it was rotated
 into is still unused, the same client gets the first answer back (a lost response,
 retried); otherwise the whole grant is revoked.
+
+Most refusals tell the client the same words (`INVALID`: which check failed is no
+business of whoever holds a stolen token); each carries its cause as `detail`, which only
+the log sees.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str |
         old=value, new=new_refresh, grant_id=token.grant.id, replay=retry_response.seal(value, response), now=now
     )
     if outcome is Rotation.GRANT_REVOKED:
-        raise InvalidGrantError(INVALID)
+        raise InvalidGrantError(INVALID, detail=f"grant {token.grant.id} was revoked during the rotation")
     if outcome is Rotation.ALREADY_USED:  # a concurrent request rotated it first
         return await _replay_or_revoke(value, await _load(value, ctx), now, ctx)
     log.info("token_issued", grant_type=GRANT_TYPE, client_id=client.client_id, grant_id=token.grant.id)
@@ -74,26 +78,41 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str |
 
 async def _load(value: str, ctx: TokenContext) -> RefreshToken:
     token = await ctx.grants.get_refresh_token(value)
-    if token is None or token.grant.revoked:
-        raise InvalidGrantError(INVALID)
+    if token is None:
+        raise InvalidGrantError(INVALID, detail="no refresh token has this value")
+    if token.grant.revoked:
+        raise InvalidGrantError(INVALID, detail=f"grant {token.grant.id} is revoked")
     return token
 
 
 def _check_client(token: RefreshToken, client: Client) -> None:
     # §6: the refresh token must have been issued to the authenticated client.
     if token.grant.client_id != client.client_id:
-        raise InvalidGrantError(INVALID)
+        raise InvalidGrantError(
+            INVALID, detail=f"grant {token.grant.id} is client {token.grant.client_id}'s, not {client.client_id}'s"
+        )
 
 
 def _check_lifetimes(token: RefreshToken, now: int, ctx: TokenContext) -> None:
-    if now - token.created_at > ctx.refresh_idle_ttl or now - token.grant.created_at > ctx.refresh_absolute_ttl:
-        raise InvalidGrantError("the refresh token has expired")
+    idle, age = now - token.created_at, now - token.grant.created_at
+    if idle > ctx.refresh_idle_ttl:
+        raise InvalidGrantError(
+            "the refresh token has expired", detail=f"idle {idle} s, past the idle lifetime of {ctx.refresh_idle_ttl} s"
+        )
+    if age > ctx.refresh_absolute_ttl:
+        raise InvalidGrantError(
+            "the refresh token has expired",
+            detail=f"grant {token.grant.id} is {age} s old, past the absolute lifetime of {ctx.refresh_absolute_ttl} s",
+        )
 
 
 def _check_dpop_key(token: RefreshToken, jkt: str | None) -> None:
     # RFC 9449 §5: a bound refresh token is used only with a proof made with its key.
     if token.grant.dpop_jkt is not None and jkt != token.grant.dpop_jkt:
-        raise InvalidGrantError("the refresh token is bound to a DPoP key: send a proof made with that key")
+        raise InvalidGrantError(
+            "the refresh token is bound to a DPoP key: send a proof made with that key",
+            detail=f"grant {token.grant.id} is bound to {token.grant.dpop_jkt}; the proof's key: {jkt or 'no proof'}",
+        )
 
 
 async def _bind_to_proof_key(token: RefreshToken, client: Client, jkt: str | None, ctx: TokenContext) -> None:
@@ -103,7 +122,10 @@ async def _bind_to_proof_key(token: RefreshToken, client: Client, jkt: str | Non
     if binding is None or token.grant.dpop_jkt is not None:
         return
     if await ctx.grants.bind_dpop_key(token.grant.id, binding) != binding:
-        raise InvalidGrantError("the refresh token is bound to a DPoP key: send a proof made with that key")
+        raise InvalidGrantError(
+            "the refresh token is bound to a DPoP key: send a proof made with that key",
+            detail=f"grant {token.grant.id} was bound to another key by a concurrent first proof",
+        )
 
 
 def _narrowed_scope(requested: str | None, granted: str) -> str:
@@ -113,13 +135,16 @@ def _narrowed_scope(requested: str | None, granted: str) -> str:
     names = parse_scope(requested)
     extra = [n for n in names if n not in parse_scope(granted)]
     if not names or extra:
-        raise InvalidScopeError("a refresh may narrow the scope, never widen it")
+        raise InvalidScopeError(
+            "a refresh may narrow the scope, never widen it",
+            detail=f"asked for {' '.join(extra)} beyond the grant" if extra else "asked for an empty scope",
+        )
     return format_scope(names)
 
 
 def _active_user(token: RefreshToken) -> User:
     if token.user.disabled:
-        raise InvalidGrantError(INVALID)
+        raise InvalidGrantError(INVALID, detail=f"user {token.user.id} is disabled")
     return token.user
 
 
@@ -136,4 +161,14 @@ async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: Toke
         client_id=token.grant.client_id,
         grant_id=token.grant.id,
     )
-    raise InvalidGrantError(INVALID)
+    raise InvalidGrantError(INVALID, detail=f"reused {_reuse(token, now, ctx)}: grant {token.grant.id} revoked")
+
+
+def _reuse(token: RefreshToken, now: int, ctx: TokenContext) -> str:
+    """Why a second use of a rotated token was no retry (the refusal's log detail)."""
+    since = now - (token.consumed_at or now)
+    if since > ctx.refresh_grace:
+        return f"{since} s after its rotation, past the {ctx.refresh_grace} s retry window"
+    if not token.successor_live:
+        return "after the token it was rotated into was used"
+    return "with no answer kept for a retry"
