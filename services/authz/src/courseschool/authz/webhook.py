@@ -12,6 +12,11 @@ and the mark can send one delivery twice: receivers dedupe on `X-Course-School-D
 
 Each request is signed: `X-Course-School-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of
 "<t>.<body>" with EVENTS_WEBHOOK_SECRET>`; a receiver recomputes it and refuses an old t.
+
+The outbox is the one table on PostgreSQL's clock (docs/design.md, "One clock"): its
+moments are a delivery's lease and retry delays, written and compared by `now()` alone,
+in the same statements, and never compared with a moment the application's clock wrote.
+The signature's `t` is the application's time, as every time a receiver reads.
 """
 
 from __future__ import annotations

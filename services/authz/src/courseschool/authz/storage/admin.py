@@ -8,6 +8,8 @@ from typing import Any
 
 import asyncpg
 
+from courseschool.common.clock import Clock
+
 from ..protocol.emails import canonical_email
 from .clients import PgClientStore
 
@@ -29,16 +31,19 @@ WHERE u.id::text = $1 OR u.email_canonical = $2
 """
 _SET_ROLE = "UPDATE authz_users SET role = $2 WHERE id = $1::uuid"
 _SET_DISABLED = (
-    "UPDATE authz_users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) END WHERE id = $1::uuid"
+    "UPDATE authz_users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, to_timestamp($3)) END "
+    "WHERE id = $1::uuid"
 )
-_END_SESSIONS = "UPDATE authz_login_sessions SET ended_at = now() WHERE user_id = $1::uuid AND ended_at IS NULL"
+_END_SESSIONS = (
+    "UPDATE authz_login_sessions SET ended_at = to_timestamp($2) WHERE user_id = $1::uuid AND ended_at IS NULL"
+)
 
 _CLIENT_COLUMNS = """client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types, scope,
     is_integration, verified_origin, disabled_at IS NOT NULL AS disabled, created_at,
     (SELECT count(*) FROM authz_grants g WHERE g.client_id = c.client_id AND g.revoked_at IS NULL) AS live_grants"""
 _CLIENTS = f"SELECT {_CLIENT_COLUMNS} FROM authz_clients c ORDER BY created_at"
 _CLIENT = f"SELECT {_CLIENT_COLUMNS} FROM authz_clients c WHERE client_id = $1"
-_DISABLE_CLIENT = "UPDATE authz_clients SET disabled_at = coalesce(disabled_at, now()) WHERE client_id = $1"
+_DISABLE_CLIENT = "UPDATE authz_clients SET disabled_at = coalesce(disabled_at, to_timestamp($2)) WHERE client_id = $1"
 _DELETE_CLIENT = "DELETE FROM authz_clients WHERE client_id = $1"
 _DELETE_UNUSED = """
 DELETE FROM authz_clients c
@@ -73,9 +78,10 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 
 
 class PgAdminStore:
-    def __init__(self, pool: asyncpg.Pool, clients: PgClientStore) -> None:
+    def __init__(self, pool: asyncpg.Pool, clients: PgClientStore, clock: Clock) -> None:
         self._pool = pool
         self._clients = clients  # told of the client rows changed here (its cache)
+        self._clock = clock  # when a user or client was disabled, a session ended
 
     async def schools(self) -> list[dict[str, Any]]:
         return [_plain(r) for r in await self._pool.fetch(_SCHOOLS)]
@@ -99,9 +105,10 @@ class PgAdminStore:
 
     async def set_disabled(self, user_id: str, disabled: bool) -> None:
         async with self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(_SET_DISABLED, user_id, disabled)
+            now = self._clock.now()
+            await conn.execute(_SET_DISABLED, user_id, disabled, now)
             if disabled:
-                await conn.execute(_END_SESSIONS, user_id)
+                await conn.execute(_END_SESSIONS, user_id, now)
 
     async def clients(self) -> list[dict[str, Any]]:
         return [_plain(r) for r in await self._pool.fetch(_CLIENTS)]
@@ -111,7 +118,7 @@ class PgAdminStore:
         return _plain(row) if row else None
 
     async def disable_client(self, client_id: str) -> None:
-        await self._pool.execute(_DISABLE_CLIENT, client_id)
+        await self._pool.execute(_DISABLE_CLIENT, client_id, self._clock.now())
         self._clients.changed(client_id)
 
     async def delete_client(self, client_id: str) -> bool:
@@ -134,7 +141,7 @@ class PgAdminStore:
         return {r["id"]: r["scope"] for r in await self._pool.fetch(_LIVE_GRANTS_OF_USER, user_id)}
 
     async def end_sessions(self, user_id: str) -> None:
-        await self._pool.execute(_END_SESSIONS, user_id)
+        await self._pool.execute(_END_SESSIONS, user_id, self._clock.now())
 
     async def live_grants_of_client(self, client_id: str) -> list[str]:
         return [r["id"] for r in await self._pool.fetch(_LIVE_GRANTS_OF_CLIENT, client_id)]

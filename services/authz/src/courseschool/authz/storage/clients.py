@@ -45,8 +45,9 @@ _INTEGRATION_NAMES = "SELECT client_name FROM authz_clients WHERE is_integration
 
 _UPSERT_DOCUMENT_CLIENT = f"""
 INSERT INTO authz_clients (client_id, client_name, redirect_uris, token_endpoint_auth_method, grant_types,
-    response_types, application_type, id_token_signed_response_alg, verified_origin, client_uri, policy_uri, tos_uri)
-VALUES ($1, $2, $3, 'none', $4, $5, $6, $7, $8, $9, $10, $11)
+    response_types, application_type, id_token_signed_response_alg, verified_origin, client_uri, policy_uri, tos_uri,
+    created_at)
+VALUES ($1, $2, $3, 'none', $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12))
 ON CONFLICT (client_id) DO UPDATE SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris,
     grant_types = EXCLUDED.grant_types, id_token_signed_response_alg = EXCLUDED.id_token_signed_response_alg,
     verified_origin = EXCLUDED.verified_origin, client_uri = EXCLUDED.client_uri, policy_uri = EXCLUDED.policy_uri,
@@ -123,6 +124,7 @@ class PgClientStore:
             client.client_uri,
             client.policy_uri,
             client.tos_uri,
+            client.client_id_issued_at,  # the application's time the document was read (first insert only)
         )
         self.changed(client.client_id)
         return _row(row) if row else None

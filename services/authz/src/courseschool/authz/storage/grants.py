@@ -51,8 +51,8 @@ VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9, $10)
 RETURNING {_GRANT_COLUMNS}
 """
 _INSERT_CODE = """
-INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at, dpop_jkt)
-VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7)
+INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at, dpop_jkt, created_at)
+VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7, to_timestamp($8))
 """
 _GET_CODE = f"""
 SELECT {_grant_columns("g")}, c.redirect_uri, c.code_challenge, c.nonce,
@@ -86,7 +86,7 @@ WHERE c.code_hash = $1
 # bound is then passed by one until the next exchange.
 _REDEEM_CODE = """
 WITH consumed AS (
-    UPDATE authz_codes SET consumed_at = now()
+    UPDATE authz_codes SET consumed_at = to_timestamp($5)
     WHERE code_hash = $1 AND consumed_at IS NULL
     RETURNING grant_id
 ), inserted AS (
@@ -111,7 +111,7 @@ WITH consumed AS (
     WHERE g.id IN (SELECT id FROM ending) AND g.revoked_at IS NULL
     ORDER BY g.id FOR UPDATE
 ), ended AS (
-    UPDATE authz_grants g SET revoked_at = now(), revoke_reason = n.reason
+    UPDATE authz_grants g SET revoked_at = to_timestamp($5), revoke_reason = n.reason
     FROM ending n
     WHERE g.id = n.id AND g.id IN (SELECT id FROM locked) AND g.revoked_at IS NULL
     RETURNING g.id::text AS id, n.reason
@@ -283,6 +283,7 @@ class PgGrantStore:
                 nonce,
                 code_expires_at,
                 dpop_jkt,
+                now,
             )
         return _grant_from(row)
 

@@ -28,35 +28,39 @@ from typing import NamedTuple
 import asyncpg
 import msgspec
 
+from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.housekeeping import SweepRule, sweep
 
 
 class Rule(NamedTuple):
     table: str
     key: str  # the primary key
-    condition: str  # what may go; $2 is the lifetime named below, in seconds
+    condition: str  # what may go; $2 is the application's time, $3 the lifetime named below, in seconds
     lifetime: str | None = None  # a field of `Lifetimes`
 
 
+# Every condition compares with the application's clock ($2, `courseschool.common.clock`),
+# the clock that recorded the moments it reads (docs/design.md, "One clock").
+_NOW = "to_timestamp($2)"
 _RULES: dict[str, Rule] = {
-    "codes": Rule("authz_codes", "code_hash", "expires_at < now() - interval '1 day'"),
+    "codes": Rule("authz_codes", "code_hash", f"expires_at < {_NOW} - interval '1 day'"),
     "refresh_tokens": Rule(
-        "authz_refresh_tokens", "token_hash", "created_at < now() - make_interval(secs => $2)", "refresh_idle"
+        "authz_refresh_tokens", "token_hash", f"created_at < {_NOW} - make_interval(secs => $3)", "refresh_idle"
     ),
-    "revoked_access_tokens": Rule("authz_revoked_access_tokens", "jti", "expires_at < now() - interval '5 minutes'"),
+    "revoked_access_tokens": Rule("authz_revoked_access_tokens", "jti", f"expires_at < {_NOW} - interval '5 minutes'"),
     "revoked_grants": Rule(
-        "authz_grants", "id", "revoked_at < now() - make_interval(secs => $2)", "revoked_grant_retention"
+        "authz_grants", "id", f"revoked_at < {_NOW} - make_interval(secs => $3)", "revoked_grant_retention"
     ),
     "spent_grants": Rule(
-        "authz_grants", "id", "created_at < now() - make_interval(secs => $2) - interval '1 day'", "refresh_absolute"
+        "authz_grants", "id", f"created_at < {_NOW} - make_interval(secs => $3) - interval '1 day'", "refresh_absolute"
     ),
     "sessions": Rule(
         "authz_login_sessions",
         "id_hash",
-        "expires_at < now() - interval '1 day' OR ended_at < now() - interval '1 day'",
+        f"expires_at < {_NOW} - interval '1 day' OR ended_at < {_NOW} - interval '1 day'",
     ),
-    "notices": Rule("authz_notices", "id", "created_at < now() - interval '30 days'"),
-    "events": Rule("authz_events", "id", "at < now() - make_interval(secs => $2)", "event_retention"),
+    "notices": Rule("authz_notices", "id", f"created_at < {_NOW} - interval '30 days'"),
+    "events": Rule("authz_events", "id", f"at < {_NOW} - make_interval(secs => $3)", "event_retention"),
 }
 
 
@@ -71,18 +75,27 @@ class Lifetimes(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PgHousekeeping:
-    def __init__(self, pool: asyncpg.Pool, lifetimes: Lifetimes, *, batch: int = 5000, rounds: int = 10) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        lifetimes: Lifetimes,
+        *,
+        clock: Clock | None = None,
+        batch: int = 5000,
+        rounds: int = 10,
+    ) -> None:
         self._pool = pool
         self._lifetimes = lifetimes
+        self._clock = clock or SystemClock()
         self._batch = batch
         self._rounds = rounds
 
     async def sweep(self) -> dict[str, int]:
         """One pass over every rule: rows removed (or cleared) per rule."""
         rules = {name: SweepRule(rule.table, rule.key, rule.condition) for name, rule in _RULES.items()}
-        lifetimes = {
-            name: (float(getattr(self._lifetimes, rule.lifetime)),)
+        now = float(self._clock.now())
+        arguments = {
+            name: (now,) if rule.lifetime is None else (now, float(getattr(self._lifetimes, rule.lifetime)))
             for name, rule in _RULES.items()
-            if rule.lifetime is not None
         }
-        return await sweep(self._pool, rules, lifetimes, batch=self._batch, rounds=self._rounds)
+        return await sweep(self._pool, rules, arguments, batch=self._batch, rounds=self._rounds)

@@ -29,7 +29,7 @@ log = get_logger(__name__)
 # (`storage/grants.py`, `_REDEEM_CODE`) and only announced here.
 _REVOKE_GRANT = """
 WITH revoked AS (
-    UPDATE authz_grants SET revoked_at = now(), revoke_reason = $2
+    UPDATE authz_grants SET revoked_at = to_timestamp($3), revoke_reason = $2
     WHERE id = $1 AND revoked_at IS NULL
     RETURNING user_id, client_id
 )
@@ -37,11 +37,13 @@ DELETE FROM authz_consents c USING revoked r
 WHERE c.user_id = r.user_id AND c.client_id = r.client_id AND $2 <> 'replaced'
 """
 _REVOKE_JTI = """
-INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at) VALUES ($1, $2, to_timestamp($3))
+INSERT INTO authz_revoked_access_tokens (jti, grant_id, expires_at, revoked_at)
+VALUES ($1, $2, to_timestamp($3), to_timestamp($4))
 ON CONFLICT (jti) DO NOTHING
 """
-_RECENT_GRANTS = "SELECT id::text FROM authz_grants WHERE revoked_at > now() - make_interval(secs => $1)"
-_LIVE_JTIS = "SELECT jti FROM authz_revoked_access_tokens WHERE expires_at > now() - interval '5 minutes'"
+# What may still be in use at the application's time $1 (the revocation feed's reload).
+_RECENT_GRANTS = "SELECT id::text FROM authz_grants WHERE revoked_at > to_timestamp($1) - make_interval(secs => $2)"
+_LIVE_JTIS = "SELECT jti FROM authz_revoked_access_tokens WHERE expires_at > to_timestamp($1) - interval '5 minutes'"
 
 
 _ACTORS = {
@@ -64,7 +66,7 @@ class PgRedisRevoker:
         self._clock = clock
 
     async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
-        await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason)
+        await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason, self._clock.now())
         await self.announce_ended(grant_id, reason=reason)
 
     async def announce_ended(self, grant_id: str, *, reason: str) -> None:
@@ -72,7 +74,7 @@ class PgRedisRevoker:
         await self._publish(grant_key(grant_id), self._grant_visibility, RevocationEvent(grant_id=grant_id))
 
     async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None:
-        await self._pool.execute(_REVOKE_JTI, jti, uuid.UUID(grant_id), expires_at)
+        await self._pool.execute(_REVOKE_JTI, jti, uuid.UUID(grant_id), expires_at, self._clock.now())
         audit("access_token_revoked", actor="client", grant_id=grant_id, jti=jti)
         ttl = max(1, expires_at - self._clock.now() + 120)
         await self._publish(jti_key(jti), ttl, RevocationEvent(jti=jti))
@@ -81,9 +83,10 @@ class PgRedisRevoker:
         """What a resource server must refuse now: grants revoked recently enough that
         their access tokens may live, and revoked token ids not yet expired. From
         Postgres, so it survives a Redis flush."""
+        now = self._clock.now()
         async with self._pool.acquire() as conn:
-            grants = [r["id"] for r in await conn.fetch(_RECENT_GRANTS, float(self._grant_visibility))]
-            jtis = [r["jti"] for r in await conn.fetch(_LIVE_JTIS)]
+            grants = [r["id"] for r in await conn.fetch(_RECENT_GRANTS, now, float(self._grant_visibility))]
+            jtis = [r["jti"] for r in await conn.fetch(_LIVE_JTIS, now)]
         return {"grant_ids": grants, "jtis": jtis}
 
     async def _publish(self, key: str, ttl: int, event: RevocationEvent) -> None:

@@ -7,6 +7,7 @@ import uuid
 import asyncpg
 import msgspec
 
+from courseschool.common.clock import Clock
 from courseschool.common.secrets import digest, new_token
 
 _INSERT = """
@@ -19,7 +20,7 @@ FROM authz_login_sessions s JOIN authz_users u ON u.id = s.user_id
 WHERE s.id_hash = $1 AND s.ended_at IS NULL AND s.expires_at > to_timestamp($2)
   AND u.disabled_at IS NULL
 """
-_END = "UPDATE authz_login_sessions SET ended_at = now() WHERE id_hash = $1 AND ended_at IS NULL"
+_END = "UPDATE authz_login_sessions SET ended_at = to_timestamp($2) WHERE id_hash = $1 AND ended_at IS NULL"
 
 
 class LoginSession(msgspec.Struct, frozen=True):
@@ -28,8 +29,9 @@ class LoginSession(msgspec.Struct, frozen=True):
 
 
 class PgSessionStore:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
         self._pool = pool
+        self._clock = clock  # when a session ended (housekeeping removes it a day later)
 
     async def create(self, *, user_id: str, auth_time: int, ttl: int) -> str:
         session_id = new_token()
@@ -43,4 +45,4 @@ class PgSessionStore:
         return LoginSession(**dict(row)) if row else None
 
     async def end(self, session_id: str) -> None:
-        await self._pool.execute(_END, digest(session_id))
+        await self._pool.execute(_END, digest(session_id), self._clock.now())
