@@ -25,7 +25,6 @@ import re
 import warnings
 from collections.abc import Mapping
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import msgspec
 from joserfc import jws
@@ -35,6 +34,7 @@ from joserfc.jwk import Key, RSAKey, import_key
 from .clock import Clock
 from .errors import InvalidDpopProofError, InvalidTokenError, UseDpopNonceError
 from .jsonbody import decode_json
+from .uris import comparable_uri
 
 SCHEME = "DPoP"
 ALGORITHMS = ("ES256", "Ed25519", "EdDSA", "RS256", "PS256")
@@ -124,50 +124,6 @@ def confirmation_jkt(claims: Mapping[str, Any]) -> str | None:
     return jkt
 
 
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def normalized_htu(uri: str) -> str | None:
-    """§4.3 check 9: the URI without query and fragment, after the syntax-based (RFC 3986
-    §6.2.2: case, percent-encoding, dot segments) and scheme-based (§6.2.3: default port,
-    empty path) normalisations; None when it is not an absolute http(s) URI."""
-    try:
-        parts = urlsplit(uri)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme, host = parts.scheme.lower(), parts.hostname
-    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None or parts.password is not None:
-        return None
-    host = f"[{host}]" if ":" in host else host
-    authority = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    path = _remove_dot_segments(_PERCENT.sub(_percent_normal, parts.path)) or "/"
-    return f"{scheme}://{authority}{path}"
-
-
-def _percent_normal(match: re.Match[str]) -> str:
-    char = chr(int(match.group(1), 16))
-    return char if char in _UNRESERVED else "%" + match.group(1).upper()
-
-
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4."""
-    segments = path.split("/")
-    out: list[str] = []
-    for position, segment in enumerate(segments):
-        last = position == len(segments) - 1
-        if segment in (".", ".."):
-            if segment == ".." and len(out) > 1:
-                out.pop()
-            if last:
-                out.append("")
-            continue
-        out.append(segment)
-    return "/".join(out)
-
-
 def _invalid(description: str) -> InvalidDpopProofError:
     return InvalidDpopProofError(description)
 
@@ -231,8 +187,8 @@ def verify_proof(value: str, *, method: str, url: str, now: int, window: int, ac
     if claims.get("htm") != method:
         raise _invalid(f"the DPoP proof's htm is not {method}, this request's method")
     htu = claims.get("htu")
-    expected = normalized_htu(url)
-    if not isinstance(htu, str) or expected is None or normalized_htu(htu) != expected:
+    expected = comparable_uri(url)
+    if not isinstance(htu, str) or expected is None or comparable_uri(htu) != expected:
         raise _invalid(f"the DPoP proof's htu is not {expected}, this request's URI")
     iat = claims.get("iat")
     if not isinstance(iat, int | float) or isinstance(iat, bool) or abs(now - iat) > window:
