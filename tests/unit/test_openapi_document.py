@@ -20,8 +20,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from courseschool.authz.openapi import authz_openapi
-from courseschool.common.openapi import merge
-from courseschool.discovery.openapi import merged_openapi
+from courseschool.discovery.openapi import merge, merged_openapi
 from courseschool.resource_api.areas import models as m
 from courseschool.resource_api.areas.registry import AREA_SPECS, validate_document
 from courseschool.resource_api.openapi import resource_openapi

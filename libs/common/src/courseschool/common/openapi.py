@@ -1,6 +1,7 @@
-"""Pieces of the OpenAPI 3.1 documents every service describes itself with, and the
-merge the discovery service makes of them. Each service builds its document from the
-same declarations that drive its routes, so the two cannot drift apart.
+"""Pieces of the OpenAPI 3.1 documents every service describes itself with (the ways
+to authenticate are `openapi_security.py`; the discovery service merges the documents).
+Each service builds its document from the same declarations that drive its routes, so
+the two cannot drift apart.
 
 Rules every document follows (the test suite lints the merged one with Redocly's and
 Spectral's recommended rulesets and compiles a generated TypeScript client against it):
@@ -21,7 +22,7 @@ from typing import Any
 import msgspec
 
 from .dpop import ALGORITHMS as DPOP_ALGORITHMS
-from .scopes import SCOPES
+from .openapi_security import security_schemes
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -223,63 +224,6 @@ def tag(name: str, description: str) -> dict[str, str]:
     return {"name": name, "description": description}
 
 
-def oauth2_scheme(base_url: str) -> dict[str, Any]:
-    return {
-        "type": "oauth2",
-        "description": "Authorization code with PKCE (S256); see /auth.md. The access token goes in "
-        "`Authorization: Bearer <token>` (or `DPoP` with a proof).",
-        "flows": {
-            "authorizationCode": {
-                "authorizationUrl": f"{base_url}/oauth/authorize",
-                "tokenUrl": f"{base_url}/api/oauth/token",
-                "refreshUrl": f"{base_url}/api/oauth/token",
-                "scopes": {s.name: s.description for s in SCOPES},
-            }
-        },
-    }
-
-
-def dpop_scheme() -> dict[str, Any]:
-    """RFC 9449 §7.1: a DPoP-bound access token in `Authorization: DPoP <token>`, with a
-    proof in the `DPoP` header (its `ath` the token's hash)."""
-    return {
-        "type": "http",
-        "scheme": "DPoP",
-        "description": "A DPoP-bound access token (RFC 9449: the token response said `token_type: DPoP`) as "
-        "`Authorization: DPoP <token>`, with a new proof JWT in the `DPoP` header on every request (`htm`, "
-        f"`htu`, `iat`, `jti`, `ath`; `alg` one of {', '.join(DPOP_ALGORITHMS)}). The scopes are the "
-        "same as with `oauth2`; see /auth.md.",
-    }
-
-
-def registration_scheme() -> dict[str, Any]:
-    """RFC 7592 §2: the registration access token of a client's configuration endpoint."""
-    return {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "RFC 7592: the `registration_access_token` the registration answered, as "
-        "`Authorization: Bearer <token>`, for the client's own `registration_client_uri` only.",
-    }
-
-
-DPOP_HEADER = {
-    "name": "DPoP",
-    "in": "header",
-    "required": False,
-    "description": "RFC 9449 §4: a DPoP proof JWT for this request. With it the access token is bound to the "
-    "proof's key (`token_type: DPoP`, `cnf.jkt`), and so is a public client's refresh token.",
-    "schema": {"type": "string"},
-    "example": "eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2IiwiandrIjp7fX0.eyJodG0iOiJQT1NUIn0.c2lnbmF0dXJl",
-}
-DPOP_NONCE_HEADER = {
-    "DPoP-Nonce": {
-        "description": "RFC 9449 §8: the nonce to put in the next DPoP proofs, when the server requires nonces.",
-        "schema": {"type": "string"},
-        "example": "eyJ7S_zG.eyJH0-Z.HX4w-7v",
-    }
-}
-
-
 def document(
     title: str,
     base_url: str,
@@ -303,31 +247,6 @@ def document(
         "paths": paths,
         "components": {
             "schemas": {"Error": ERROR_SCHEMA, **{n: defaults_described(s) for n, s in schemas.items()}},
-            "securitySchemes": {
-                "oauth2": oauth2_scheme(base_url),
-                "dpop": dpop_scheme(),
-                "registration": registration_scheme(),
-            },
+            "securitySchemes": security_schemes(base_url),
         },
     }
-
-
-def merge(title: str, description: str, base_url: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """One document from several: paths, tags and components united; a clash is a bug."""
-    merged = document(title, base_url, {}, {}, [], description)
-    tags: dict[str, dict[str, str]] = {}
-    for part in parts:
-        for path, item in part.get("paths", {}).items():
-            if path in merged["paths"]:
-                raise ValueError(f"two services describe {path}")
-            merged["paths"][path] = copy.deepcopy(item)
-        for declared in part.get("tags", []):
-            if tags.setdefault(declared["name"], declared) != declared:
-                raise ValueError(f"two services declare the tag {declared['name']} differently")
-        for name, schema in part.get("components", {}).get("schemas", {}).items():
-            existing = merged["components"]["schemas"].get(name)
-            if existing is not None and existing != schema:
-                raise ValueError(f"two services define the schema {name} differently")
-            merged["components"]["schemas"][name] = copy.deepcopy(schema)
-    merged["tags"] = [copy.deepcopy(t) for t in tags.values()]
-    return merged

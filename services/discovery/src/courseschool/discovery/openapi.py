@@ -3,9 +3,10 @@ discovery service's paths."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from courseschool.common.openapi import error_responses, merge, tag
+from courseschool.common.openapi import document, error_responses, tag
 
 TAG = "discovery"
 _METADATA = {
@@ -121,3 +122,24 @@ def merged_openapi(base_url: str, parts: list[dict[str, Any]]) -> dict[str, Any]
         base_url,
         [*parts, discovery_paths(base_url)],
     )
+
+
+def merge(title: str, description: str, base_url: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One document from several: paths, tags and components united; a clash is a bug."""
+    merged = document(title, base_url, {}, {}, [], description)
+    tags: dict[str, dict[str, str]] = {}
+    for part in parts:
+        for path, item in part.get("paths", {}).items():
+            if path in merged["paths"]:
+                raise ValueError(f"two services describe {path}")
+            merged["paths"][path] = copy.deepcopy(item)
+        for declared in part.get("tags", []):
+            if tags.setdefault(declared["name"], declared) != declared:
+                raise ValueError(f"two services declare the tag {declared['name']} differently")
+        for name, schema in part.get("components", {}).get("schemas", {}).items():
+            existing = merged["components"]["schemas"].get(name)
+            if existing is not None and existing != schema:
+                raise ValueError(f"two services define the schema {name} differently")
+            merged["components"]["schemas"][name] = copy.deepcopy(schema)
+    merged["tags"] = [copy.deepcopy(t) for t in tags.values()]
+    return merged

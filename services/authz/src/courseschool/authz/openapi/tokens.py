@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from courseschool.common.openapi import DPOP_HEADER, DPOP_NONCE_HEADER, error_responses, example_of, json_body
+from courseschool.common.openapi import error_responses, example_of, json_body
+from courseschool.common.openapi_security import DPOP_HEADER, DPOP_NONCE_HEADER
 
 from .pages import _BAD_CLIENT, _BAD_FORM, _CLIENT_401
 from .schemas import _ACCESS_TOKEN, _CLIENT_AUTH, _INTROSPECTION, _NO_STORE, _REFRESH_TOKEN, _TOKEN_FORM, TAG, _form, _s
