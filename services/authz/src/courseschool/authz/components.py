@@ -34,9 +34,11 @@ from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import MetadataDocumentFetcher
 from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
+from .storage.codes import PgCodeStore
+from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
 from .storage.events import PgEventStore
-from .storage.grants import PgCodeStore, PgGrantStore
+from .storage.grants import PgGrantStore
 from .storage.housekeeping import Lifetimes, PgHousekeeping
 from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
@@ -63,6 +65,7 @@ class Components:
     users: PgUserStore
     grants: PgGrantStore
     codes: PgCodeStore
+    connected_apps: PgConnectedAppStore  # what a person holds (their connected-apps page)
     sessions: PgSessionStore
     consents: PgConsentStore
     admin_store: PgAdminStore
@@ -133,6 +136,7 @@ class Components:
             users=PgUserStore(pool),
             grants=PgGrantStore(pool),
             codes=PgCodeStore(pool),
+            connected_apps=PgConnectedAppStore(pool),
             sessions=PgSessionStore(pool, clock),
             consents=PgConsentStore(pool, clock),
             admin_store=PgAdminStore(pool, clients, clock),

@@ -17,7 +17,7 @@ from ..components import Components
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
-from ..storage.grants import HeldGrant
+from ..storage.connected_apps import HeldGrant
 
 REASON = "revoked_by_user"
 NOT_YOURS = "There is no such access to remove: it may have been removed already."
@@ -79,7 +79,7 @@ async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
     """The apps with grants that still hold access, each with its sign-ins: revoked,
     expired and never-exchanged grants are left out."""
     s = c.settings
-    held = await c.grants.held_by(
+    held = await c.connected_apps.held_by(
         user.id,
         now=c.clock.now(),
         refresh_idle_ttl=s.refresh_token_idle_ttl,
@@ -92,7 +92,7 @@ async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
 async def live_sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
     """One live sign-in of the person, as its app with that sign-in alone (the
     confirmation page); 404 for anything else."""
-    found = await c.grants.one_of_user(grant_id, user.id)
+    found = await c.connected_apps.one_of_user(grant_id, user.id)
     if found is None or found[1]:
         raise NotFoundError(NOT_YOURS)
     return by_app([found[0]])[0]
@@ -109,7 +109,7 @@ async def app_of(c: Components, user: User, grant_id: str) -> ConnectedApp:
 async def ended(c: Components, user: User, grant_id: str) -> ConnectedApp | None:
     """One of the person's sign-ins that has ended, for the notice naming it; None for
     anything else (a live one, another person's, an unknown id)."""
-    found = await c.grants.one_of_user(grant_id, user.id)
+    found = await c.connected_apps.one_of_user(grant_id, user.id)
     return by_app([found[0]])[0] if found is not None and found[1] else None
 
 
@@ -129,7 +129,7 @@ async def remove_app(c: Components, user: User, grant_id: str) -> int:
     grant = await c.grants.get(grant_id)
     if grant is None or grant.user_id != user.id or grant.revoked:
         raise NotFoundError(NOT_YOURS)
-    grant_ids = await c.grants.live_of_user_and_client(user.id, grant.client_id)
+    grant_ids = await c.connected_apps.live_of_user_and_client(user.id, grant.client_id)
     for each in grant_ids:
         await c.revoker.revoke_grant(each, reason=REASON)
     audit("app_removed_by_user", actor="user", subject=user.id, client_id=grant.client_id, count=len(grant_ids))

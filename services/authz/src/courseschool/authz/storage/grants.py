@@ -1,4 +1,6 @@
-"""Grants, authorization codes and refresh tokens.
+"""Grants, and the authorization codes and refresh tokens they issue: made, redeemed,
+rotated (the `GrantStore` port). Reading a code is `codes.py`; what a person holds, for
+the connected-apps page, `connected_apps.py`.
 
 Only digests of codes and refresh tokens are stored. A code is consumed atomically
 (`UPDATE ... WHERE consumed_at IS NULL RETURNING`), in the same statement that
@@ -14,12 +16,12 @@ import msgspec
 
 from courseschool.common.secrets import digest
 
-from ..protocol.models import AccessTokenHolder, AuthorizationCode, EndedGrant, Grant, RefreshToken
+from ..protocol.models import AccessTokenHolder, EndedGrant, Grant, RefreshToken
 from ..protocol.ports import Rotation
 from .users import user_columns, user_from
 
 
-def _grant_columns(table: str = "") -> str:
+def grant_columns(table: str = "") -> str:
     """The select list a `Grant` is read from (`table` qualifies the columns)."""
     t = f"{table}." if table else ""
     return f"""{t}id::text AS id, {t}client_id, {t}user_id::text AS user_id, {t}school_id::text AS school_id,
@@ -27,10 +29,10 @@ def _grant_columns(table: str = "") -> str:
     extract(epoch FROM {t}created_at)::bigint AS created_at, {t}revoked_at IS NOT NULL AS revoked, {t}dpop_jkt"""
 
 
-_GRANT_COLUMNS = _grant_columns()
+_GRANT_COLUMNS = grant_columns()
 
 
-def _grant_from(row: asyncpg.Record) -> Grant:
+def grant_from(row: asyncpg.Record) -> Grant:
     return Grant(**{name: row[name] for name in Grant.__struct_fields__})
 
 
@@ -38,7 +40,7 @@ _GET_GRANT = f"SELECT {_GRANT_COLUMNS} FROM authz_grants WHERE id = $1"
 # Introspection and UserInfo: the grant, its user and the token's own revocation in one
 # round trip (three lookups before).
 _GET_HOLDER = f"""
-SELECT {_grant_columns("g")},
+SELECT {grant_columns("g")},
        EXISTS (SELECT 1 FROM authz_revoked_access_tokens r WHERE r.jti = $2) AS token_revoked,
        {user_columns("u", "u_")}
 FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
@@ -53,14 +55,6 @@ RETURNING {_GRANT_COLUMNS}
 _INSERT_CODE = """
 INSERT INTO authz_codes (code_hash, grant_id, redirect_uri, code_challenge, nonce, expires_at, dpop_jkt, created_at)
 VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7, to_timestamp($8))
-"""
-_GET_CODE = f"""
-SELECT {_grant_columns("g")}, c.redirect_uri, c.code_challenge, c.nonce,
-       extract(epoch FROM c.expires_at)::bigint AS expires_at,
-       c.consumed_at IS NOT NULL AS consumed, c.dpop_jkt AS code_dpop_jkt,
-       {user_columns("u", "u_")}
-FROM authz_codes c JOIN authz_grants g ON g.id = c.grant_id JOIN authz_users u ON u.id = g.user_id
-WHERE c.code_hash = $1
 """
 # One statement, so atomic without a transaction (one round trip): the code is
 # consumed, its refresh token recorded, the grant marked used (and bound to the DPoP key
@@ -167,58 +161,13 @@ WITH g AS (
 SELECT (SELECT revoked FROM g) AS revoked, EXISTS (SELECT 1 FROM inserted) AS rotated
 """
 
-# A user's grants that still hold access (the connected-apps page): not revoked, and
-# an access token may still live ($5: its lifetime), or a refresh token is usable
-# (unused, younger than the idle lifetime $3, the grant younger than the absolute $4).
-# An approval whose code was never exchanged holds nothing and is left out. Most
-# recently used first.
-_HELD_COLUMNS = """g.id::text, g.client_id, g.scope, extract(epoch FROM g.created_at)::bigint AS created_at,
-       extract(epoch FROM g.last_used_at)::bigint AS last_used_at, g.created_from, g.created_agent,
-       c.client_name, c.is_integration, c.verified_origin, c.redirect_uris"""
-_HELD_BY = f"""
-SELECT {_HELD_COLUMNS}
-FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
-WHERE g.user_id = $1 AND g.revoked_at IS NULL
-  AND (g.last_used_at > to_timestamp($2::bigint - $5::bigint)
-       OR (g.created_at >= to_timestamp($2::bigint - $4::bigint) AND EXISTS (
-           SELECT 1 FROM authz_refresh_tokens rt
-           WHERE rt.grant_id = g.id AND rt.consumed_at IS NULL
-             AND rt.created_at >= to_timestamp($2::bigint - $3::bigint))))
-ORDER BY g.last_used_at DESC NULLS LAST, g.created_at DESC, g.id
-"""
-# One grant of a user, live or not (a confirmation page, the notice after an ending).
-_ONE_OF_USER = f"""
-SELECT {_HELD_COLUMNS}, g.revoked_at IS NOT NULL AS revoked
-FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
-WHERE g.id = $1 AND g.user_id = $2
-"""
-# The user's live grants of one client (removing an app everywhere), listed or not.
-_LIVE_OF_USER_AND_CLIENT = """
-SELECT id::text FROM authz_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL ORDER BY id
-"""
-
-
-class HeldGrant(msgspec.Struct, frozen=True, kw_only=True):
-    """A grant its user holds, with what the connected-apps page says about its client."""
-
-    id: str
-    client_id: str
-    scope: str
-    created_at: int
-    last_used_at: int | None  # the last code exchange or refresh; None: not yet
-    created_from: str | None  # the address it was approved from; None: before this was recorded
-    created_agent: str | None  # the browser it was approved in ("Firefox on Linux"); None: unknown
-    client_name: str | None
-    is_integration: bool
-    verified_origin: str | None
-    redirect_uris: list[str]
-
 
 class PgGrantStore:
     """The `GrantStore` port (a code redeemed, a refresh token rotated, a DPoP key
     bound), and the grant queries of the use cases around it: an approval recorded with
-    its code, what a user allowed a client before, the grants of the connected-apps
-    page. The `CodeStore` port is `PgCodeStore`."""
+    its code, what a user allowed a client before. The `CodeStore` port is
+    `storage/codes.PgCodeStore`; the connected-apps page's reads are
+    `storage/connected_apps.py`."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -229,7 +178,7 @@ class PgGrantStore:
         except ValueError:
             return None
         row = await self._pool.fetchrow(_GET_GRANT, gid)
-        return _grant_from(row) if row else None
+        return grant_from(row) if row else None
 
     async def access_token_holder(self, grant_id: str, jti: str) -> AccessTokenHolder | None:
         try:
@@ -239,7 +188,7 @@ class PgGrantStore:
         row = await self._pool.fetchrow(_GET_HOLDER, gid, jti)
         if row is None:
             return None
-        return AccessTokenHolder(grant=_grant_from(row), user=user_from(row, "u_"), token_revoked=row["token_revoked"])
+        return AccessTokenHolder(grant=grant_from(row), user=user_from(row, "u_"), token_revoked=row["token_revoked"])
 
     async def create_with_code(
         self,
@@ -285,37 +234,12 @@ class PgGrantStore:
                 dpop_jkt,
                 now,
             )
-        return _grant_from(row)
+        return grant_from(row)
 
     async def allowed_before(self, *, user_id: str, client_id: str) -> tuple[bool, set[str]]:
         """(whether the user ever approved the client, the scopes of their live grants)."""
         row = await self._pool.fetchrow(_ALLOWED_BEFORE, uuid.UUID(user_id), client_id)
         return bool(row["seen"]), set((row["live"] or "").split())
-
-    async def held_by(
-        self, user_id: str, *, now: int, refresh_idle_ttl: int, refresh_absolute_ttl: int, access_token_ttl: int
-    ) -> list[HeldGrant]:
-        rows = await self._pool.fetch(
-            _HELD_BY, uuid.UUID(user_id), now, refresh_idle_ttl, refresh_absolute_ttl, access_token_ttl
-        )
-        return [HeldGrant(**dict(r)) for r in rows]
-
-    async def one_of_user(self, grant_id: str, user_id: str) -> tuple[HeldGrant, bool] | None:
-        """One of the user's grants, and whether it has ended; None for anything else
-        (another user's grant, an unknown or malformed id)."""
-        try:
-            gid = uuid.UUID(grant_id)
-        except ValueError:
-            return None
-        row = await self._pool.fetchrow(_ONE_OF_USER, gid, uuid.UUID(user_id))
-        if row is None:
-            return None
-        fields = dict(row)
-        revoked = fields.pop("revoked")
-        return HeldGrant(**fields), revoked
-
-    async def live_of_user_and_client(self, user_id: str, client_id: str) -> list[str]:
-        return [r["id"] for r in await self._pool.fetch(_LIVE_OF_USER_AND_CLIENT, uuid.UUID(user_id), client_id)]
 
     async def get_refresh_token(self, token: str) -> RefreshToken | None:
         row = await self._pool.fetchrow(_GET_REFRESH, digest(token))
@@ -369,25 +293,3 @@ class PgGrantStore:
 
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         return await self._pool.fetchval(_BIND_DPOP_KEY, uuid.UUID(grant_id), jkt)
-
-
-class PgCodeStore:
-    """The `CodeStore` port: a code read by its digest, with its grant and user."""
-
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self._pool = pool
-
-    async def get(self, code: str) -> AuthorizationCode | None:
-        row = await self._pool.fetchrow(_GET_CODE, digest(code))
-        if row is None:
-            return None
-        return AuthorizationCode(
-            grant=_grant_from(row),
-            user=user_from(row, "u_"),
-            redirect_uri=row["redirect_uri"],
-            code_challenge=row["code_challenge"],
-            nonce=row["nonce"],
-            expires_at=row["expires_at"],
-            consumed=row["consumed"],
-            dpop_jkt=row["code_dpop_jkt"],
-        )
