@@ -330,7 +330,9 @@ def main(argv: list[str], *, prog: str | None = None, missing: str | None = None
         try:
             result = asyncio.run(_run(args, settings))
         except PlatformError as exc:
-            print(f"error: {_shown(exc.description or exc.error)}", file=sys.stderr)
+            # The administrator's own terminal: the log-only detail too (a reference as typed).
+            said = exc.description or exc.error
+            print(f"error: {_shown(said)}{f' ({_shown(exc.detail)})' if exc.detail else ''}", file=sys.stderr)
             return 1
     print(_json(result) if args.json else _text(result))
     return 0

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from courseschool.common.errors import InvalidRequestError, NotFoundError, fit_description
+from courseschool.common.errors import InvalidRequestError
 
 from ...storage.events import EventQuery
-from .base import AdminBase
+from .base import AdminBase, unknown
 
 MAX_ACTIONS = 500
 KINDS = ("admin", "user", "security")
@@ -43,12 +43,12 @@ class AuditAdmin(AdminBase):
         if user is not None:
             found = await self.c.admin_store.user(user)
             if found is None:
-                raise NotFoundError(f"no user {fit_description(user)}")
+                raise unknown("user", user)
             subject = found["id"]
         if school is not None:
             named = await self.c.admin_store.school(school)
             if named is None:
-                raise NotFoundError(f"no school {fit_description(school)}")
+                raise unknown("school", school)
             school_id = named["id"]
         first, last = _moment("since", since), _moment("until", until)
         if first is not None and last is not None and last <= first:

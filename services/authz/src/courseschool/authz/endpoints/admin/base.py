@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.errors import NotFoundError, fit_description
 from courseschool.common.logging import audit
 
 from ...components import Components
@@ -27,3 +28,9 @@ class AdminBase:
         for grant_id in grant_ids:
             await self.c.revoker.revoke_grant(grant_id, reason=reason)
         return len(grant_ids)
+
+
+def unknown(what: str, ref: str) -> NotFoundError:
+    """`no <what> <ref>`: the reference fitted to RFC 6749 §5.2's characters for the
+    answer, and as given in the detail (the log; the admin CLI prints both)."""
+    return NotFoundError(f"no {what} {fit_description(ref)}", detail=f"{what} as given: {ref}")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from courseschool.common.errors import InvalidRequestError, NotFoundError, fit_description
+from courseschool.common.errors import InvalidRequestError, fit_description
 from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
 from courseschool.common.secrets import digest, new_token
 
 from ...protocol.redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
 from ...protocol.registration import GRANT_TYPES, SECRET_METHODS
 from ..registration import remove_client, remove_unused_clients
-from .base import AdminBase
+from .base import AdminBase, unknown
 
 
 class ClientsAdmin(AdminBase):
@@ -65,7 +65,7 @@ class ClientsAdmin(AdminBase):
     async def client(self, client_id: str) -> dict[str, Any]:
         found = await self.c.admin_store.client(client_id)
         if found is None:
-            raise NotFoundError(f"no client {fit_description(client_id)}")
+            raise unknown("client", client_id)
         return found
 
     async def disable_client(self, client_id: str) -> dict[str, Any]:
@@ -92,7 +92,7 @@ class ClientsAdmin(AdminBase):
     async def revoke_grant(self, grant_id: str) -> dict[str, Any]:
         grant = await self.c.grants.get(grant_id)
         if grant is None:
-            raise NotFoundError(f"no grant {fit_description(grant_id)}")
+            raise unknown("grant", grant_id)
         if grant.revoked:  # ended already (by anyone): nothing to do, nothing to record
             return {"id": grant_id, "revoked": False, "already_ended": True}
         await self.c.revoker.revoke_grant(grant_id, reason="revoked_by_admin")

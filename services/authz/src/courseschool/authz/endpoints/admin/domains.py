@@ -39,6 +39,6 @@ class DomainsAdmin(AdminBase):
         """Documents on the host are held to loopback callbacks again from their next use."""
         host = trusted_host(host)
         if not await self.c.trusted_domains.remove(host):
-            raise NotFoundError(f"{fit_description(host)} is not a trusted domain")
+            raise NotFoundError(f"{fit_description(host)} is not a trusted domain", detail=f"host as given: {host}")
         await self._audit("domain_untrusted", host=host)
         return {"host": host, "trusted": False}

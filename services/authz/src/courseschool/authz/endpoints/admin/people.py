@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from courseschool.common.errors import ConflictError, InvalidRequestError, NotFoundError, fit_description
+from courseschool.common.errors import ConflictError, InvalidRequestError, fit_description
 from courseschool.common.scopes import ROLES, parse_scope, writes_lost
 from courseschool.common.secrets import new_token
 
-from .base import AdminBase
+from .base import AdminBase, unknown
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -23,7 +23,9 @@ class PeopleAdmin(AdminBase):
         if not _SLUG.match(slug) or len(slug) > 60 or not 0 < len(name) <= 200:
             raise InvalidRequestError("slug must be lower-case words joined by '-', name 1 to 200 characters")
         if await self.c.admin_store.school(slug):
-            raise ConflictError(f"a school with the slug {fit_description(slug)} exists")
+            raise ConflictError(
+                f"a school with the slug {fit_description(slug)} exists", detail=f"slug as given: {slug}"
+            )
         school = await self.c.admin_store.create_school(slug, name)
         await self._audit("school_created", subject=school["id"], slug=slug)
         return school
@@ -34,7 +36,7 @@ class PeopleAdmin(AdminBase):
     async def user(self, ref: str) -> dict[str, Any]:
         found = await self.c.admin_store.user(ref)
         if found is None:
-            raise NotFoundError(f"no user {fit_description(ref)}")
+            raise unknown("user", ref)
         return found
 
     async def create_user(
@@ -42,12 +44,14 @@ class PeopleAdmin(AdminBase):
     ) -> dict[str, Any]:
         found = await self.c.admin_store.school(school)
         if found is None:
-            raise NotFoundError(f"no school {fit_description(school)}")
+            raise unknown("school", school)
         _check_role(role)
         if not _EMAIL.match(email) or len(email) > 320 or not 0 < len(name) <= 200:
             raise InvalidRequestError("a valid email and a name of 1 to 200 characters are needed")
         if await self.c.admin_store.user(email):
-            raise ConflictError(f"a user with the email {fit_description(email)} exists")
+            raise ConflictError(
+                f"a user with the email {fit_description(email)} exists", detail=f"email as given: {email}"
+            )
         secret = password or new_token(12)
         _check_password(secret)
         user = await self.c.users.create(
