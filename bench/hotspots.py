@@ -231,7 +231,7 @@ async def profile(
     scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False, breakdown: bool = False
 ) -> str:
     tmp = Path(tempfile.mkdtemp(prefix="cs-profile-"))
-    from courseschool.platform.__main__ import prepare
+    from courseschool.platform.run import prepare
 
     async with B.scratch_database("profile") as dsn:
         await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)

@@ -99,8 +99,8 @@ async def main() -> None:
     from bench.ceiling import app as ceiling
     from bench.ceiling import ceiling as bare
     from courseschool.common.web import server_app, service_app
-    from courseschool.platform.__main__ import prepare
     from courseschool.platform.app import build
+    from courseschool.platform.run import prepare
 
     lines: list[str] = []
     async with B.scratch_database("layers") as dsn:

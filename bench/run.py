@@ -540,7 +540,7 @@ async def bench(
         finally:
             stop(ceiling)
 
-    from courseschool.platform.__main__ import prepare
+    from courseschool.platform.run import prepare
 
     async with scratch_database("bench") as dsn:
         await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
