@@ -99,30 +99,13 @@ class Components:
     ) -> Components:
         """`resource`: how to reach the resource API's internal endpoints (activity);
         None: nothing to show of what apps did (the admin CLI)."""
-        if not settings.key_encryption_key:
-            raise ValueError("KEY_ENCRYPTION_KEY is required")
-        if not settings.database_url:
-            raise ValueError("DATABASE_URL is required")
-        kek = decode_kek(settings.key_encryption_key)
-        client_cache: RowCache[Client] = RowCache(settings.database_url, CLIENT_CHANGES)
+        kek, database_url = _required(settings)
+        client_cache: RowCache[Client] = RowCache(database_url, CLIENT_CHANGES)
         clients = PgClientStore(pool, client_cache)
         fetcher = MetadataDocumentFetcher(settings, redis) if settings.cimd_enabled else None
         trusted_domains = PgTrustedDomainStore(pool)
-        rotation = RotationPolicy(
-            interval=settings.key_rotation_interval,
-            lead=settings.key_publish_lead,
-            retire_after=max(settings.access_token_ttl, settings.id_token_ttl) + 300,
-        )
-        key_store = PgKeyStore(
-            pool,
-            KeyEncryptor(kek),
-            issuer=settings.issuer,
-            clock=clock,
-            policy=rotation,
-        )
-        default_resource = canonical_resource(settings.base_url) or settings.base_url
         event_store = PgEventStore(pool, webhook=settings.events_webhook_url is not None)
-        extra = {canonical_resource(r) for r in settings.extra_resources.split()}
+        default_resource, known_resources = _resources(settings)
         return cls(
             settings=settings,
             clock=clock,
@@ -146,18 +129,9 @@ class Components:
             activity=ActivityReader(resource, settings.internal_token),
             school_apps=PgSchoolAppStore(pool),
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
-            housekeeping=PgHousekeeping(
-                pool,
-                Lifetimes(
-                    refresh_idle=settings.refresh_token_idle_ttl,
-                    refresh_absolute=settings.refresh_token_absolute_ttl,
-                    revoked_grant_retention=settings.revoked_grant_retention,
-                    event_retention=settings.event_retention,
-                ),
-                clock=clock,
-            ),
+            housekeeping=_housekeeping(settings, pool, clock),
             interactions=RedisInteractionStore(redis, settings.interaction_ttl),
-            keys=SigningKeys(key_store),
+            keys=SigningKeys(_key_store(settings, pool, kek, clock)),
             revoker=PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=clock),
             limits=Limits(settings, redis),
             passwords=PasswordWork(
@@ -165,12 +139,10 @@ class Components:
             ),
             dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=clock), settings.dpop_policy, clock),
             policy=TokenPolicy(
-                issuer=settings.issuer,
-                access_token_ttl=settings.access_token_ttl,
-                id_token_ttl=settings.id_token_ttl,
+                issuer=settings.issuer, access_token_ttl=settings.access_token_ttl, id_token_ttl=settings.id_token_ttl
             ),
             default_resource=default_resource,
-            known_resources=frozenset({default_resource, *(r for r in extra if r)}),
+            known_resources=known_resources,
             page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
         )
 
@@ -191,3 +163,39 @@ class Components:
             refresh_grace=self.settings.refresh_token_grace,
             grants_per_app=self.settings.grants_per_app,
         )
+
+
+def _key_store(settings: AuthzSettings, pool: asyncpg.Pool, kek: bytes, clock: Clock) -> PgKeyStore:
+    """The signing keys' store: sealed with the key-encryption key, rotated by the policy."""
+    rotation = RotationPolicy(
+        interval=settings.key_rotation_interval,
+        lead=settings.key_publish_lead,
+        retire_after=max(settings.access_token_ttl, settings.id_token_ttl) + 300,
+    )
+    return PgKeyStore(pool, KeyEncryptor(kek), issuer=settings.issuer, clock=clock, policy=rotation)
+
+
+def _housekeeping(settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> PgHousekeeping:
+    lifetimes = Lifetimes(
+        refresh_idle=settings.refresh_token_idle_ttl,
+        refresh_absolute=settings.refresh_token_absolute_ttl,
+        revoked_grant_retention=settings.revoked_grant_retention,
+        event_retention=settings.event_retention,
+    )
+    return PgHousekeeping(pool, lifetimes, clock=clock)
+
+
+def _resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:
+    """The default resource (the API at BASE_URL) and every resource tokens may be for."""
+    default = canonical_resource(settings.base_url) or settings.base_url
+    extra = {canonical_resource(r) for r in settings.extra_resources.split()}
+    return default, frozenset({default, *(r for r in extra if r)})
+
+
+def _required(settings: AuthzSettings) -> tuple[bytes, str]:
+    """The key-encryption key (decoded) and the database URL, which nothing runs without."""
+    if not settings.key_encryption_key:
+        raise ValueError("KEY_ENCRYPTION_KEY is required")
+    if not settings.database_url:
+        raise ValueError("DATABASE_URL is required")
+    return decode_kek(settings.key_encryption_key), settings.database_url
