@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import httpx
 import msgspec
@@ -30,25 +31,31 @@ OPENAPI_PARTS = (Source("authz", "/internal/openapi.json"), Source("resource", "
 OPENAPI = "openapi"  # the merged document's key in the cache
 
 
+@asynccontextmanager
+async def _lifespan(
+    settings: DiscoverySettings, upstreams: dict[str, httpx.AsyncClient] | None, app: Litestar
+) -> AsyncIterator[None]:
+    """The upstream clients, Redis and the document cache (`app.state.documents`) for the app's life;
+    `upstreams` given by the caller stay the caller's to close."""
+    clients = upstreams or {
+        "authz": httpx.AsyncClient(base_url=settings.authz_internal_url),
+        "resource": httpx.AsyncClient(base_url=settings.resource_internal_url),
+    }
+    redis = create_redis(settings.redis_url) if settings.redis_url else None
+    app.state.documents = DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis)
+    try:
+        yield
+    finally:
+        if upstreams is None:
+            for client in clients.values():
+                await client.aclose()
+        if redis is not None:
+            await redis.aclose()
+
+
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
     """The app; its `DocumentCache` is made at start-up and kept on `app.state.documents`."""
-
-    @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        clients = upstreams or {
-            "authz": httpx.AsyncClient(base_url=settings.authz_internal_url),
-            "resource": httpx.AsyncClient(base_url=settings.resource_internal_url),
-        }
-        redis = create_redis(settings.redis_url) if settings.redis_url else None
-        app.state.documents = DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis)
-        try:
-            yield
-        finally:
-            if upstreams is None:
-                for client in clients.values():
-                    await client.aclose()
-            if redis is not None:
-                await redis.aclose()
+    lifespan = partial(_lifespan, settings, upstreams)
 
     def fresh(key: str) -> HeldLookup:
         """What the front door (`common.web.HeldDocuments`) sends while it is fresh; the
