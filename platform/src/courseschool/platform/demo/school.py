@@ -97,7 +97,16 @@ async def seed_demo(
 
 
 async def _fill(s: _Seeder, store: PgItemStore, school_id: str, owner_id: str | None) -> None:
+    """Every area, in the order their references need (lecturers before courses, courses
+    and posts before comments, coupons and products before orders)."""
+    await _teaching(s)
+    await _membership(s)
+    await _shop_and_news(s)
+    await _orders_and_site(s)
+    await _singletons(store, school_id, owner_id)
 
+
+async def _teaching(s: _Seeder) -> None:
     for lecturer in LECTURERS:
         await s.add("lecturers", lecturer["slug"], lecturer)
     for course in COURSES:
@@ -126,6 +135,9 @@ async def _fill(s: _Seeder, store: PgItemStore, school_id: str, owner_id: str | 
                 ],
             },
         )
+
+
+async def _membership(s: _Seeder) -> None:
     for plan in MEMBERSHIP_PLANS:
         await s.add("membership_plans", plan["slug"], plan)
     for name, email, plan_slug, status, joined, _ in MEMBERS:
@@ -171,6 +183,9 @@ async def _fill(s: _Seeder, store: PgItemStore, school_id: str, owner_id: str | 
                 ],
             },
         )
+
+
+async def _shop_and_news(s: _Seeder) -> None:
     for coupon in COUPONS:
         await s.add(
             "coupons",
@@ -198,6 +213,9 @@ async def _fill(s: _Seeder, store: PgItemStore, school_id: str, owner_id: str | 
                 "published": post["published_at"] is not None,
             },
         )
+
+
+async def _orders_and_site(s: _Seeder) -> None:
     for number, (email, products, placed, status, code) in enumerate(ORDERS, start=ORDER_NUMBER_FIRST):
         items = [s.order_item(kind, key) for kind, key in products]
         subtotal = sum(i["quantity"] * i["unit_price"] for i in items)
@@ -236,6 +254,8 @@ async def _fill(s: _Seeder, store: PgItemStore, school_id: str, owner_id: str | 
     for page in PAGES:
         await s.add("pages", page["slug"], page)
 
+
+async def _singletons(store: PgItemStore, school_id: str, owner_id: str | None) -> None:
     singletons = [("school", "", SCHOOL), ("appearance", "", APPEARANCE)]
     if owner_id is not None:
         singletons.append(("account", owner_id, ACCOUNT))
