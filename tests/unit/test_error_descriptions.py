@@ -25,14 +25,8 @@ from courseschool.common.errors import (
     invalid_description_characters,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = [
-    ROOT / "libs/common/src",
-    ROOT / "services/authz/src",
-    ROOT / "services/resource-api/src",
-    ROOT / "services/discovery/src",
-    ROOT / "platform/src",
-]
+from .product_source import PRODUCT, ROOT
+
 ALLOWED = "".join(chr(c) for c in [0x20, 0x21, *range(0x23, 0x5C), *range(0x5D, 0x7F)])
 
 

@@ -6,16 +6,9 @@ school's content) may be longer, and only when listed below with the reason."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = [
-    ROOT / "libs/common/src",
-    ROOT / "services/authz/src",
-    ROOT / "services/resource-api/src",
-    ROOT / "services/discovery/src",
-    ROOT / "platform/src",
-]
+from .product_source import PRODUCT, ROOT
+
 MAX_MODULE, MAX_CLASS, MAX_FUNCTION = 300, 150, 60
 
 # "<module path relative to ROOT>::<qualified name>" of functions that are data tables:

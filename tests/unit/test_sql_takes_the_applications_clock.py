@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .product_source import ROOT
+
 CHECKED = [ROOT / "services/authz/src", ROOT / "libs/common/src"]
 POSTGRES_TIME = re.compile(
     r"\bnow\s*\(\s*\)|\b(current_timestamp|localtimestamp|clock_timestamp|statement_timestamp"
