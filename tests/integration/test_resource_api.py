@@ -417,6 +417,19 @@ async def test_refused_uploads_store_nothing(
     assert await jwt_env.pool.fetchval("SELECT count(*) FROM api_files") == 0
 
 
+async def test_a_refused_content_type_is_quoted_fit_for_a_description(jwt_env: ApiEnv) -> None:
+    """The refusal quotes the part's content type, which the caller wrote: a quote mark or
+    a non-ASCII letter in it is shown as "?" (RFC 6749 §5.2), never a 500."""
+    token = await jwt_env.token("storage:write")
+    for kind in ('text/"quoted"', "t\u00e9xt/plain"):
+        response = await jwt_env.api.post(
+            "/api/v1/storage/files", files={"file": ("a.bin", b"x", kind)}, headers=jwt_env.bearer(token)
+        )
+        assert response.status_code == 415, response.text
+        assert "?" in response.json()["error_description"] and '"' not in response.json()["error_description"]
+    assert await jwt_env.pool.fetchval("SELECT count(*) FROM api_files") == 0
+
+
 async def test_upload_needs_storage_write(jwt_env: ApiEnv) -> None:
     token = await jwt_env.token("courses:read")
     response = await jwt_env.api.post(

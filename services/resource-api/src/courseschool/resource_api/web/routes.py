@@ -24,6 +24,7 @@ from courseschool.common.errors import (
     PayloadTooLargeError,
     PlatformError,
     UnsupportedMediaTypeError,
+    fit_description,
 )
 
 from ..areas.registry import AREA_SPECS, AreaSpec
@@ -175,11 +176,12 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
 
 
 def _refusal(exc: UploadRefused) -> PlatformError:
+    description = fit_description(str(exc))  # it may quote the part's content type, the caller's text
     if exc.status == 413:
-        return PayloadTooLargeError(str(exc))
+        return PayloadTooLargeError(description)
     if exc.status == 415:
-        return UnsupportedMediaTypeError(str(exc))
-    return InvalidRequestError(str(exc))
+        return UnsupportedMediaTypeError(description)
+    return InvalidRequestError(description)
 
 
 FACTORIES: dict[str, Callable[[AreaSpec], list[HTTPRouteHandler]]] = {
