@@ -132,9 +132,10 @@ async def test_the_cli_reads_the_same_record_with_filters_and_pages(
 
     reused = await asyncio.to_thread(cli, "--kind", "security", "--action", "refresh_reused")
     assert len(reused) == 1 and reused[0]["client_id"] == reg["client_id"] and reused[0]["subject"] == user["id"]
-    everything = await asyncio.to_thread(cli, "--client", reg["client_id"])
-    page = await asyncio.to_thread(cli, "--client", reg["client_id"], "--limit", "2")
-    rest = await asyncio.to_thread(cli, "--client", reg["client_id"], "--before", str(page[-1]["id"]))
+    client = f"--client={reg['client_id']}"  # one value even when the random id begins with "-"
+    everything = await asyncio.to_thread(cli, client)
+    page = await asyncio.to_thread(cli, client, "--limit", "2")
+    rest = await asyncio.to_thread(cli, client, "--before", str(page[-1]["id"]))
     assert [e["id"] for e in page + rest] == [e["id"] for e in everything]
     assert len(everything) > 2
 
