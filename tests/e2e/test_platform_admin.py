@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from .conftest import _PLATFORM_ENV, _tail
-from .test_security_23_stop_signals import _embedded, _platform, _stopped, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
 
 
 @pytest.fixture

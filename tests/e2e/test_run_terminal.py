@@ -22,7 +22,7 @@ import psutil
 import pytest
 
 from .conftest import _PLATFORM_ENV, Platform, _stop, _tail, free_port
-from .test_security_23_stop_signals import _embedded, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _embedded, _wait_ready
 
 
 @pytest.fixture

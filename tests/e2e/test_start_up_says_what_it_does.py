@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from .conftest import _tail
-from .test_security_23_stop_signals import _embedded, _platform, _stopped, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
 
 READY_LINE = re.compile(
     r"^  Ready in (?P<ready>\d+\.\d) s \(starting Python and the code \d+\.\d s, "
