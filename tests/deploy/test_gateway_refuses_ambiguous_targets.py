@@ -95,7 +95,7 @@ AMBIGUOUS = [
 
 
 @pytest.mark.parametrize("target", AMBIGUOUS)
-def test_finding_12_ambiguous_targets_never_reach_a_service(gateway, target: str) -> None:
+def test_ambiguous_targets_never_reach_a_service(gateway, target: str) -> None:
     port, stubs = gateway
     before = {name: list(stub.paths) for name, stub in stubs.items()}
     status, headers, body = _get(port, target)
@@ -114,7 +114,7 @@ def test_finding_12_ambiguous_targets_never_reach_a_service(gateway, target: str
         ("/.well-known/oauth-authorization-server", "discovery"),
     ],
 )
-def test_finding_12_ordinary_targets_are_passed_on_unchanged(gateway, target: str, service: str) -> None:
+def test_ordinary_targets_are_passed_on_unchanged(gateway, target: str, service: str) -> None:
     port, _ = gateway
     status, _, body = _get(port, target)
     assert status == 200 and json.loads(body) == {"service": service, "path": target}

@@ -50,7 +50,7 @@ def _example_env() -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
-def test_finding_21_compose_publishes_the_gateway_on_loopback_only():
+def test_compose_publishes_the_gateway_on_loopback_only():
     compose = yaml.safe_load(COMPOSE.read_text())
     published = {name: s["ports"] for name, s in compose["services"].items() if "ports" in s}
     assert list(published) == ["gateway"]
@@ -59,7 +59,7 @@ def test_finding_21_compose_publishes_the_gateway_on_loopback_only():
 
 
 @pytest.mark.parametrize("service", SETTINGS)
-def test_finding_21_compose_placeholders_stop_each_service_unless_dev(service):
+def test_compose_placeholders_stop_each_service_unless_dev(service):
     env = _environment(service, {})  # an empty shell: every default applies
     assert env["DEV"] == "0", "the demo mode comes from the shell only"
     shipped = {key for key, value in env.items() if is_placeholder(value)}
@@ -71,7 +71,7 @@ def test_finding_21_compose_placeholders_stop_each_service_unless_dev(service):
     assert load_settings(SETTINGS[service], _environment(service, {"DEV": "1"})).dev is True
 
 
-def test_finding_21_real_secrets_start_without_dev():
+def test_real_secrets_start_without_dev():
     shell = {
         "POSTGRES_PASSWORD": secrets.token_urlsafe(24),
         "INTERNAL_TOKEN": secrets.token_urlsafe(32),
@@ -85,7 +85,7 @@ def test_finding_21_real_secrets_start_without_dev():
         assert load_settings(cls, env).dev is False
 
 
-def test_finding_21_the_dev_overlays_example_secrets_are_refused_without_dev():
+def test_the_dev_overlays_example_secrets_are_refused_without_dev():
     example = _example_env()
     with pytest.raises(SettingsError) as refused:
         load_settings(AuthzSettings, example)
@@ -110,7 +110,7 @@ def test_finding_21_the_dev_overlays_example_secrets_are_refused_without_dev():
         (["-m", "courseschool.platform", "migrate"], "migrate"),
     ],
 )
-def test_finding_21_a_service_started_with_compose_placeholders_exits_2(command, service, tmp_path):
+def test_a_service_started_with_compose_placeholders_exits_2(command, service, tmp_path):
     env = {k: v for k, v in os.environ.items() if k.upper() not in {"DEV", "DATABASE_URL", "REDIS_URL"}}
     env.update(_environment(service, {}))
     env.update(REDIS_URL="redis://127.0.0.1:9/0")  # never reached: the settings are refused first

@@ -19,9 +19,7 @@ def _address() -> str:
 _forged = _real = _address
 
 
-def test_finding_11_star_takes_the_rightmost_entry_not_the_one_the_caller_wrote(
-    database_url, redis_url, kek, tmp_path
-) -> None:
+def test_star_takes_the_rightmost_entry_not_the_one_the_caller_wrote(database_url, redis_url, kek, tmp_path) -> None:
     """Behind a proxy that appends (`$proxy_add_x_forwarded_for`), the leftmost entries are
     the caller's own: with `*`, a fresh forged one per request must not reset the budget."""
     with authz_serve(
@@ -34,7 +32,7 @@ def test_finding_11_star_takes_the_rightmost_entry_not_the_one_the_caller_wrote(
         assert _register(base, f"{_forged()}, {_real()}") == 201
 
 
-def test_finding_11_a_chain_of_listed_proxies_is_skipped_from_the_right(database_url, redis_url, kek, tmp_path) -> None:
+def test_a_chain_of_listed_proxies_is_skipped_from_the_right(database_url, redis_url, kek, tmp_path) -> None:
     with authz_serve(
         database_url,
         redis_url,
@@ -48,7 +46,7 @@ def test_finding_11_a_chain_of_listed_proxies_is_skipped_from_the_right(database
         assert statuses == [201, 201, 429], statuses
 
 
-def test_finding_11_the_all_in_one_trusts_no_proxy_by_default(database_url, redis_url, kek, tmp_path) -> None:
+def test_the_all_in_one_trusts_no_proxy_by_default(database_url, redis_url, kek, tmp_path) -> None:
     """`run` on loopback, no FORWARDED_ALLOW_IPS: every request of a loopback caller counts
     against 127.0.0.1 whatever X-Forwarded-For says."""
     with running_platform(

@@ -46,14 +46,14 @@ def raw_get(platform: Platform, target: str, headers: dict[str, str]) -> tuple[i
 
 
 @pytest.mark.parametrize(("target", "refused_as"), VARIANTS.items())
-def test_finding_12_internal_is_refused_in_every_spelling(platform: Platform, target: str, refused_as: str) -> None:
+def test_internal_is_refused_in_every_spelling(platform: Platform, target: str, refused_as: str) -> None:
     status, body = raw_get(platform, target, {"Authorization": f"Bearer {platform.internal_token}"})
     assert status == 404, (target, status, body[:200])
     description = json.loads(body)["error_description"]
     assert description.startswith("no such endpoint") and ("ambiguous" in description) == (refused_as == "ambiguous")
 
 
-def test_finding_12_a_server_refusal_of_a_target_without_a_slash_is_no_bypass(platform: Platform) -> None:
+def test_a_server_refusal_of_a_target_without_a_slash_is_no_bypass(platform: Platform) -> None:
     token = {"Authorization": f"Bearer {platform.internal_token}"}
     status, _ = raw_get(platform, "%2finternal/metadata/oauth-authorization-server", token)
     assert status in (400, 404)  # the server's own refusal (granian: 400)

@@ -56,7 +56,7 @@ def _refused(response: httpx.Response) -> bool:
     return response.status_code == 404 and response.json()["error"] == "not_found"
 
 
-def test_finding_13_the_production_all_in_one_answers_probes_only_to_the_internal_token(
+def test_the_production_all_in_one_answers_probes_only_to_the_internal_token(
     database_url, redis_url, kek, tmp_path
 ) -> None:
     token = secrets.token_urlsafe(32)
@@ -81,7 +81,7 @@ def test_finding_13_the_production_all_in_one_answers_probes_only_to_the_interna
         assert meta.status_code == 200
 
 
-def test_finding_13_run_keeps_health_open_on_loopback_and_metrics_closed(platform: Platform) -> None:
+def test_run_keeps_health_open_on_loopback_and_metrics_closed(platform: Platform) -> None:
     base = platform.address
     assert httpx.get(f"{base}/healthz", timeout=10.0).json() == {"status": "ok"}
     assert httpx.get(f"{base}/readyz", timeout=10.0).status_code == 200
@@ -91,5 +91,5 @@ def test_finding_13_run_keeps_health_open_on_loopback_and_metrics_closed(platfor
 
 
 @pytest.mark.parametrize("path", ["/METRICS", "/metrics/", "/metrics."])
-def test_finding_13_run_refuses_metrics_in_other_spellings(platform: Platform, path: str) -> None:
+def test_run_refuses_metrics_in_other_spellings(platform: Platform, path: str) -> None:
     assert httpx.get(f"{platform.address}{path}", timeout=10.0).status_code == 404

@@ -78,7 +78,7 @@ def _idle(platform: Platform) -> tuple[bool, float]:
         sock.close()
 
 
-async def test_finding_20_a_slow_or_silent_client_is_disconnected_while_others_are_served(platform: Platform) -> None:
+async def test_a_slow_or_silent_client_is_disconnected_while_others_are_served(platform: Platform) -> None:
     slow = asyncio.create_task(asyncio.to_thread(_drip, platform, 0.25))
     silent = asyncio.create_task(asyncio.to_thread(_idle, platform))
     async with httpx.AsyncClient(timeout=5) as http:

@@ -108,7 +108,7 @@ def _stopped(process: subprocess.Popen[bytes], servers: list[psutil.Process], lo
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT], ids=lambda s: s.name)
-def test_finding_23_a_stop_signal_stops_the_embedded_servers(data_dir: Path, tmp_path: Path, stop) -> None:
+def test_a_stop_signal_stops_the_embedded_servers(data_dir: Path, tmp_path: Path, stop) -> None:
     log_path = tmp_path / "platform.log"
     with _platform(data_dir, log_path) as (process, base):
         _wait_ready(process, base, log_path)
@@ -120,7 +120,7 @@ def test_finding_23_a_stop_signal_stops_the_embedded_servers(data_dir: Path, tmp
     assert _embedded(data_dir) == []
 
 
-def test_finding_23_a_stop_signal_during_start_up_stops_what_was_started(data_dir: Path, tmp_path: Path) -> None:
+def test_a_stop_signal_during_start_up_stops_what_was_started(data_dir: Path, tmp_path: Path) -> None:
     """SIGTERM as soon as the embedded PostgreSQL runs, before the platform serves."""
     log_path = tmp_path / "platform.log"
     with _platform(data_dir, log_path) as (process, _):

@@ -55,7 +55,7 @@ def _log_problems(topology: Topology) -> list[str]:
     return problems
 
 
-async def test_finding_24_a_postgres_crash_under_token_load_gives_503s_not_500s(servers, topology: Topology) -> None:
+async def test_a_postgres_crash_under_token_load_gives_503s_not_500s(servers, topology: Topology) -> None:
     pg, _, _ = servers
     base = topology.base_url
     answers: list[tuple[int, str]] = []  # (status, error code) of every token request

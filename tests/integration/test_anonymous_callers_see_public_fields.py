@@ -56,12 +56,12 @@ async def insert(env: ApiEnv, spec: AreaSpec) -> dict[str, Any]:
     return await PgItemStore(env.pool).create(spec, school_id, data)
 
 
-def test_finding_19_every_public_area_has_a_document_here() -> None:
+def test_every_public_area_has_a_document_here() -> None:
     assert {s.name for s in PUBLIC} == set(DOCUMENTS)
 
 
 @pytest.mark.parametrize("area", sorted(MUST_BE_PRIVATE))
-async def test_finding_19_anonymous_callers_do_not_see_private_fields(jwt_env: ApiEnv, area: str) -> None:
+async def test_anonymous_callers_do_not_see_private_fields(jwt_env: ApiEnv, area: str) -> None:
     env, spec = jwt_env, BY_NAME[area]
     item = await insert(env, spec)
     listed = await env.api.get(f"/api/v1/{spec.path}")
@@ -75,9 +75,7 @@ async def test_finding_19_anonymous_callers_do_not_see_private_fields(jwt_env: A
 
 
 @pytest.mark.parametrize("spec", PUBLIC, ids=lambda s: s.name)
-async def test_finding_19_anonymous_view_is_the_full_view_without_private_fields(
-    jwt_env: ApiEnv, spec: AreaSpec
-) -> None:
+async def test_anonymous_view_is_the_full_view_without_private_fields(jwt_env: ApiEnv, spec: AreaSpec) -> None:
     env = jwt_env
     item = await insert(env, spec)
     reader = env.bearer(await env.token(spec.read_scope))

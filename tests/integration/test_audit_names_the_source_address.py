@@ -23,7 +23,7 @@ async def three_strikes(authz_settings, clean_db, redis_client, clock) -> AsyncI
         yield Flow(client, clean_db, redis_client)
 
 
-async def test_finding_22_failed_sign_ins_and_lockouts_carry_the_source_address(three_strikes: Flow) -> None:
+async def test_failed_sign_ins_and_lockouts_carry_the_source_address(three_strikes: Flow) -> None:
     flow = three_strikes
     reg = await flow.register()
     victim = await flow.user()

@@ -41,9 +41,7 @@ async def _stored_sizes(flow: Flow) -> list[int]:
     ],
     ids=["login_hint-60kB", "login_hint-321", "state", "state-9kB", "nonce", "scope", "total-query"],
 )
-async def test_finding_02_oversized_fields_go_back_as_invalid_request_and_store_nothing(
-    flow: Flow, extra: dict[str, str]
-) -> None:
+async def test_oversized_fields_go_back_as_invalid_request_and_store_nothing(flow: Flow, extra: dict[str, str]) -> None:
     reg = await flow.register()
     _, challenge = pkce_pair()
     params = flow.authorize_params(reg, challenge, **extra)
@@ -60,7 +58,7 @@ async def test_finding_02_oversized_fields_go_back_as_invalid_request_and_store_
     assert await flow.redis_keys() == 0
 
 
-async def test_finding_02_oversized_request_for_an_unvalidated_client_is_a_page(flow: Flow) -> None:
+async def test_oversized_request_for_an_unvalidated_client_is_a_page(flow: Flow) -> None:
     reg = await flow.register()
     _, challenge = pkce_pair()
     params = flow.authorize_params(reg, challenge, login_hint="a" * 60_000, redirect_uri="https://evil.example/cb")
@@ -70,7 +68,7 @@ async def test_finding_02_oversized_request_for_an_unvalidated_client_is_a_page(
     assert await flow.redis_keys() == 0
 
 
-async def test_finding_02_largest_accepted_request_stays_small_in_redis(flow: Flow) -> None:
+async def test_largest_accepted_request_stays_small_in_redis(flow: Flow) -> None:
     """Every field at its largest accepted value: the pending request stays a few kB."""
     long_redirect = "http://127.0.0.1:53682/" + "p" * 1900
     reg = await flow.register(redirect_uris=[long_redirect])
@@ -85,7 +83,7 @@ async def test_finding_02_largest_accepted_request_stays_small_in_redis(flow: Fl
     assert size <= 8 * 1024
 
 
-async def test_finding_02_an_ordinary_request_is_stored_in_well_under_a_kilobyte(flow: Flow) -> None:
+async def test_an_ordinary_request_is_stored_in_well_under_a_kilobyte(flow: Flow) -> None:
     reg = await flow.register()
     _, challenge = pkce_pair()
     response = await flow.start(flow.authorize_params(reg, challenge, login_hint="ada@example.test"))
@@ -100,7 +98,7 @@ async def limited(authz_settings, clean_db, redis_client, clock) -> AsyncIterato
         yield Flow(client, clean_db, redis_client)
 
 
-async def test_finding_02_authorize_is_rate_limited_per_address_with_a_page(limited: Flow) -> None:
+async def test_authorize_is_rate_limited_per_address_with_a_page(limited: Flow) -> None:
     reg = await limited.register()
     _, challenge = pkce_pair()
     query = "/oauth/authorize?" + urlencode(limited.authorize_params(reg, challenge))
@@ -117,18 +115,18 @@ async def test_finding_02_authorize_is_rate_limited_per_address_with_a_page(limi
         assert (await elsewhere.get(query)).status_code == 303
 
 
-async def test_finding_02_refused_requests_count_against_the_address_too(limited: Flow) -> None:
+async def test_refused_requests_count_against_the_address_too(limited: Flow) -> None:
     for _ in range(3):
         assert (await limited.client.get("/oauth/authorize?client_id=nobody")).status_code == 400
     assert (await limited.client.get("/oauth/authorize?client_id=nobody")).status_code == 429
 
 
 @pytest.mark.parametrize("value", ["120", "0/60", "x/y"])
-def test_finding_02_malformed_authorize_rate_is_refused(authz_settings, value: str) -> None:
+def test_malformed_authorize_rate_is_refused(authz_settings, value: str) -> None:
     with pytest.raises(ValueError, match="RATE_AUTHORIZE_PER_IP"):
         _with(authz_settings, rate_authorize_per_ip=value)
 
 
-def test_finding_02_default_authorize_rate_is_generous(authz_settings) -> None:
+def test_default_authorize_rate_is_generous(authz_settings) -> None:
     rate = authz_settings.rate("rate_authorize_per_ip")
     assert rate.limit / rate.window >= 1  # a school behind one address signs in many people at once

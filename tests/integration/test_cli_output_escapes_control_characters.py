@@ -44,7 +44,7 @@ async def stored_client(pool: asyncpg.Pool) -> str:
     return client.client_id
 
 
-async def test_finding_18_text_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
+async def test_text_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
     client_id = await stored_client(clean_db)
     for args in (("clients", "list"), ("clients", "show", client_id), ("clients", "disable", client_id)):
         done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, *args)
@@ -54,7 +54,7 @@ async def test_finding_18_text_output_escapes_control_characters(database_url, r
         assert "\\u202eMRC" in done.stdout
 
 
-async def test_finding_18_json_output_escapes_what_json_leaves_raw(database_url, redis_url, kek, clean_db) -> None:
+async def test_json_output_escapes_what_json_leaves_raw(database_url, redis_url, kek, clean_db) -> None:
     client_id = await stored_client(clean_db)
     for args in (("--json", "clients", "list"), ("--json", "clients", "show", client_id)):
         done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, *args)
@@ -65,7 +65,7 @@ async def test_finding_18_json_output_escapes_what_json_leaves_raw(database_url,
         assert names == [HOSTILE]  # the same document: the escapes are JSON's own
 
 
-async def test_finding_18_error_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
+async def test_error_output_escapes_control_characters(database_url, redis_url, kek, clean_db) -> None:
     done = await asyncio.to_thread(admin_cli, database_url, redis_url, kek, "clients", "show", "no\x1b[2Jsuch")
     assert done.returncode == 1
     assert hidden_characters(done.stderr) == [] and "no\\x1b[2Jsuch" in done.stderr

@@ -43,7 +43,7 @@ def no_crash_logged(events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("body", [ARRAYS, OBJECTS, inside("client_name")], ids=["arrays", "objects", "in-a-field"])
-async def test_finding_17_deep_registration_body_is_invalid_client_metadata(flow: Flow, body: bytes) -> None:
+async def test_deep_registration_body_is_invalid_client_metadata(flow: Flow, body: bytes) -> None:
     with structlog.testing.capture_logs() as events:
         response = await flow.client.post("/api/oauth/register", content=body, headers=JSON)
     assert response.status_code == 400, response.text
@@ -53,7 +53,7 @@ async def test_finding_17_deep_registration_body_is_invalid_client_metadata(flow
     assert await flow.count("authz_clients") == 0
 
 
-async def test_finding_17_registration_still_accepts_ordinary_metadata(flow: Flow) -> None:
+async def test_registration_still_accepts_ordinary_metadata(flow: Flow) -> None:
     reg = await flow.register(client_name="Shallow [{ brackets }] in a string")
     assert reg["client_name"] == "Shallow [{ brackets }] in a string"
 
@@ -69,7 +69,7 @@ async def admin_client(authz_settings, clean_db, redis_client, clock) -> AsyncIt
 
 
 @pytest.mark.parametrize("path", ["/schools", "/users", "/integrations", "/keys/rotate"])
-async def test_finding_17_deep_admin_body_is_invalid_request(admin_client: AppClient, path: str) -> None:
+async def test_deep_admin_body_is_invalid_request(admin_client: AppClient, path: str) -> None:
     with structlog.testing.capture_logs() as events:
         response = await admin_client.post(
             f"/internal/admin{path}", content=OBJECTS, headers={**JSON, "Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -83,7 +83,7 @@ async def test_finding_17_deep_admin_body_is_invalid_request(admin_client: AppCl
 # -- the resource API -----------------------------------------------------------------------------
 
 
-async def test_finding_17_deep_resource_bodies_are_invalid_request(jwt_env: ApiEnv) -> None:
+async def test_deep_resource_bodies_are_invalid_request(jwt_env: ApiEnv) -> None:
     env = jwt_env
     token = await env.token("courses:write courses:read school:write")
     bearer = {**JSON, **env.bearer(token)}
@@ -109,7 +109,7 @@ def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-async def test_finding_17_deep_token_header_is_invalid_token(jwt_env: ApiEnv) -> None:
+async def test_deep_token_header_is_invalid_token(jwt_env: ApiEnv) -> None:
     """A bearer token's JOSE header is JSON from outside too (read to pick the key). A token
     is at most 8192 characters: 3,000 deep is what fits, far past the recursion limit."""
     env = jwt_env
@@ -148,7 +148,7 @@ async def cimd_flow(authz_settings, site, clean_db, redis_client, clock) -> Asyn
         yield Flow(client, clean_db, redis_client)
 
 
-async def test_finding_17_deep_metadata_document_is_refused(cimd_flow: Flow, site) -> None:
+async def test_deep_metadata_document_is_refused(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = server.url("/deep.json")
     head = msgspec.json.encode({"client_id": url, "redirect_uris": [REDIRECT_URI]})

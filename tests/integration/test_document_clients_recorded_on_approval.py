@@ -29,7 +29,7 @@ async def _document_cache_ttls(flow: Flow) -> list[int]:
     return [await flow.redis.ttl(k) async for k in flow.redis.scan_iter(match="authz:cimd:*")]
 
 
-async def test_finding_03_anonymous_authorize_requests_store_no_client(cimd_flow: Flow, site) -> None:
+async def test_anonymous_authorize_requests_store_no_client(cimd_flow: Flow, site) -> None:
     server, _ = site
     for i in range(20):
         _, challenge = pkce_pair()
@@ -38,9 +38,7 @@ async def test_finding_03_anonymous_authorize_requests_store_no_client(cimd_flow
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_finding_03_an_unapproved_document_is_cached_no_longer_than_a_pending_request(
-    cimd_flow: Flow, site
-) -> None:
+async def test_an_unapproved_document_is_cached_no_longer_than_a_pending_request(cimd_flow: Flow, site) -> None:
     server, _ = site
     _, challenge = pkce_pair()
     await cimd_flow.start(
@@ -50,7 +48,7 @@ async def test_finding_03_an_unapproved_document_is_cached_no_longer_than_a_pend
     assert 0 < ttl <= 900  # INTERACTION_TTL, not the document's day
 
 
-async def test_finding_03_the_token_endpoint_never_fetches_an_unapproved_document(cimd_flow: Flow, site) -> None:
+async def test_the_token_endpoint_never_fetches_an_unapproved_document(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/never-approved.json")
     answer = await cimd_flow.token(grant_type="refresh_token", refresh_token="guess", client_id=url)
@@ -59,7 +57,7 @@ async def test_finding_03_the_token_endpoint_never_fetches_an_unapproved_documen
     assert await cimd_flow.count("authz_clients") == 0 and await _document_cache_ttls(cimd_flow) == []
 
 
-async def test_finding_03_the_client_is_recorded_when_a_user_approves_and_then_works(cimd_flow: Flow, site) -> None:
+async def test_the_client_is_recorded_when_a_user_approves_and_then_works(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/approved.json")
     user = await cimd_flow.user()
@@ -90,7 +88,7 @@ async def test_finding_03_the_client_is_recorded_when_a_user_approves_and_then_w
     assert ttl > 900
 
 
-async def test_finding_03_denying_stores_no_client(cimd_flow: Flow, site) -> None:
+async def test_denying_stores_no_client(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/denied.json")
     callback, _, _ = await cimd_flow.authorize(_reg(url), await cimd_flow.user(), decision="deny")
@@ -98,7 +96,7 @@ async def test_finding_03_denying_stores_no_client(cimd_flow: Flow, site) -> Non
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_finding_03_unused_document_clients_are_pruned_like_registrations(cimd_flow: Flow, site, clock) -> None:
+async def test_unused_document_clients_are_pruned_like_registrations(cimd_flow: Flow, site, clock) -> None:
     server, _ = site
     user = await cimd_flow.user()
     unused = _publish(server, "/approved-never-used.json")
@@ -117,7 +115,7 @@ async def test_finding_03_unused_document_clients_are_pruned_like_registrations(
     assert remaining == {used, blocked}
 
 
-async def test_finding_03_a_disabled_document_client_stays_refused(cimd_flow: Flow, site) -> None:
+async def test_a_disabled_document_client_stays_refused(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/disabled.json")
     await cimd_flow.authorize(_reg(url), await cimd_flow.user())

@@ -77,7 +77,7 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-async def test_finding_09_every_failure_cause_shows_the_same_page(cimd_flow: Flow, site, slow_dns: SlowDns) -> None:
+async def test_every_failure_cause_shows_the_same_page(cimd_flow: Flow, site, slow_dns: SlowDns) -> None:
     server, _ = site
     causes = {
         "/missing.json": Reply(b"{}", 404),
@@ -104,7 +104,7 @@ async def test_finding_09_every_failure_cause_shows_the_same_page(cimd_flow: Flo
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_finding_09_a_private_address_shows_the_same_page(
+async def test_a_private_address_shows_the_same_page(
     authz_settings, site, clean_db, redis_client, clock, cimd_flow: Flow
 ) -> None:
     server, ca = site
@@ -119,7 +119,7 @@ async def test_finding_09_a_private_address_shows_the_same_page(
     assert "/client.json" not in server.hits  # refused before any connection
 
 
-async def test_finding_09_slow_dns_holds_up_nothing_else_and_fails_within_the_limit(
+async def test_slow_dns_holds_up_nothing_else_and_fails_within_the_limit(
     cimd_flow: Flow, slow_dns: SlowDns, database_url: str, redis_url: str, site
 ) -> None:
     server, _ = site

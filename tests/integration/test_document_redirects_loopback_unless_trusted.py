@@ -43,7 +43,7 @@ def _params(url: str, redirect_uri: str, **extra: str) -> dict[str, str]:
     return params
 
 
-async def test_finding_08_https_callback_of_an_untrusted_host_is_never_redirected_to(cimd_flow: Flow, site) -> None:
+async def test_https_callback_of_an_untrusted_host_is_never_redirected_to(cimd_flow: Flow, site) -> None:
     server, _ = site
     callback = f"https://localhost:{server.port}/done"
     url = _publish(server, "/https-client.json", [callback])
@@ -55,21 +55,21 @@ async def test_finding_08_https_callback_of_an_untrusted_host_is_never_redirecte
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_finding_08_a_mixed_document_is_refused_whole(cimd_flow: Flow, site) -> None:
+async def test_a_mixed_document_is_refused_whole(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/mixed.json", [LOOPBACK, f"https://localhost:{server.port}/done"])
     response = await cimd_flow.start(_params(url, LOOPBACK))
     assert response.status_code == 400 and "location" not in response.headers
 
 
-async def test_finding_08_loopback_documents_need_no_trust(cimd_flow: Flow, site) -> None:
+async def test_loopback_documents_need_no_trust(cimd_flow: Flow, site) -> None:
     server, _ = site
     url = _publish(server, "/loopback.json", [LOOPBACK])
     broken = await cimd_flow.start(_params(url, LOOPBACK, code_challenge_method="plain"))
     assert broken.status_code == 303 and query_of(broken.headers["location"])["error"] == "invalid_request"
 
 
-async def test_finding_08_a_trusted_host_may_use_https_callbacks_on_itself_only(cimd_flow: Flow, site) -> None:
+async def test_a_trusted_host_may_use_https_callbacks_on_itself_only(cimd_flow: Flow, site) -> None:
     server, _ = site
     callback = f"https://localhost:{server.port}/done"
     url = _publish(server, "/trusted.json", [callback])
@@ -97,7 +97,7 @@ async def test_finding_08_a_trusted_host_may_use_https_callbacks_on_itself_only(
     assert refused.status_code == 400 and "location" not in refused.headers
 
 
-async def test_finding_08_untrusting_a_host_stops_its_https_callbacks(cimd_flow: Flow, site) -> None:
+async def test_untrusting_a_host_stops_its_https_callbacks(cimd_flow: Flow, site) -> None:
     server, _ = site
     callback = f"https://localhost:{server.port}/done"
     url = _publish(server, "/untrusted-later.json", [callback])
@@ -109,7 +109,7 @@ async def test_finding_08_untrusting_a_host_stops_its_https_callbacks(cimd_flow:
     assert again.status_code == 400 and "location" not in again.headers
 
 
-async def test_finding_08_domains_are_listed_and_every_change_audited(cimd_flow: Flow) -> None:
+async def test_domains_are_listed_and_every_change_audited(cimd_flow: Flow) -> None:
     with structlog.testing.capture_logs() as events:
         await _trust(cimd_flow, "apps.example.com")
         await _trust(cimd_flow, "apps.example.com")  # idempotent
@@ -143,23 +143,23 @@ async def test_finding_08_domains_are_listed_and_every_change_audited(cimd_flow:
         "user@example.com",
     ],
 )
-async def test_finding_08_malformed_hosts_are_refused_and_nothing_stored(cimd_flow: Flow, host: str) -> None:
+async def test_malformed_hosts_are_refused_and_nothing_stored(cimd_flow: Flow, host: str) -> None:
     response = await cimd_flow.client.post("/internal/admin/domains", json={"host": host}, headers=ADMIN)
     assert response.status_code == 400 and response.json()["error"] == "invalid_request"
     assert await cimd_flow.count("authz_trusted_domains") == 0
 
 
-async def test_finding_08_untrusting_an_unknown_host_is_404(cimd_flow: Flow) -> None:
+async def test_untrusting_an_unknown_host_is_404(cimd_flow: Flow) -> None:
     response = await cimd_flow.client.delete("/internal/admin/domains/nowhere.example", headers=ADMIN)
     assert response.status_code == 404
 
 
-async def test_finding_08_domains_need_the_admin_credential(cimd_flow: Flow) -> None:
+async def test_domains_need_the_admin_credential(cimd_flow: Flow) -> None:
     response = await cimd_flow.client.post("/internal/admin/domains", json={"host": "apps.example.com"})
     assert response.status_code == 401 and await cimd_flow.count("authz_trusted_domains") == 0
 
 
-async def test_finding_08_command_line_trusts_lists_and_untrusts(database_url, redis_url, kek, cimd_flow: Flow) -> None:
+async def test_command_line_trusts_lists_and_untrusts(database_url, redis_url, kek, cimd_flow: Flow) -> None:
     run = lambda *a: asyncio.to_thread(admin_cli, database_url, redis_url, kek, *a)  # noqa: E731
     trusted = await run("--json", "domains", "trust", "Apps.Example.com")
     assert trusted.returncode == 0, trusted.stderr

@@ -110,19 +110,19 @@ NOT_FOUND = [
 
 
 @pytest.mark.parametrize("raw", AMBIGUOUS)
-async def test_finding_12_ambiguous_paths_name_no_endpoint(router: PathRouter, raw: str) -> None:
+async def test_ambiguous_paths_name_no_endpoint(router: PathRouter, raw: str) -> None:
     status, body = await call(router, raw, INSIDER)
     assert status == 404 and body["error"] == "not_found", (raw, status, body)
     assert "ambiguous" in body["error_description"]
 
 
 @pytest.mark.parametrize("raw", NOT_FOUND)
-async def test_finding_12_internal_in_any_spelling_is_not_found(router: PathRouter, raw: str) -> None:
+async def test_internal_in_any_spelling_is_not_found(router: PathRouter, raw: str) -> None:
     status, body = await call(router, raw, INSIDER)
     assert status == 404 and body == {"error": "not_found", "error_description": "no such endpoint"}, (raw, body)
 
 
-async def test_finding_12_the_apps_themselves_would_serve_the_target(router: PathRouter) -> None:
+async def test_the_apps_themselves_would_serve_the_target(router: PathRouter) -> None:
     """What the refusals above protect: the app behind the router answers an internal
     caller at the target, and would also at `//internal/...`."""
     authz = router.default
@@ -130,7 +130,7 @@ async def test_finding_12_the_apps_themselves_would_serve_the_target(router: Pat
     assert (await call(authz, "//internal/metadata/oauth-authorization-server", INSIDER))[0] == 200
 
 
-async def test_finding_12_ordinary_paths_still_route(router: PathRouter) -> None:
+async def test_ordinary_paths_still_route(router: PathRouter) -> None:
     for raw in ("/.well-known/oauth-authorization-server", "/api/oauth/jwks"):
         assert (await call(router, raw))[0] == 200, raw
     # Encoded slashes and dots in the query are not the path's: the resource API answers.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .flow import Flow, Lifecycle
 
 
-async def test_finding_14_self_registered_confidential_client_may_not_introspect(flow: Flow) -> None:
+async def test_self_registered_confidential_client_may_not_introspect(flow: Flow) -> None:
     victim = await flow.tokens(await flow.register())
     snoop = await flow.register(client_name="Snoop", token_endpoint_auth_method="client_secret_post")
     response = await flow.client.post(
@@ -22,7 +22,7 @@ async def test_finding_14_self_registered_confidential_client_may_not_introspect
     assert "active" not in response.json() and "sub" not in response.text
 
 
-async def test_finding_14_a_resource_server_made_by_an_administrator_introspects(flow: Flow) -> None:
+async def test_a_resource_server_made_by_an_administrator_introspects(flow: Flow) -> None:
     victim = await flow.tokens(await flow.register())
     rs = await flow.integration("Partner API")
     body = await Lifecycle(flow).introspect(rs, victim["access_token"])

@@ -62,7 +62,7 @@ async def consent_page(flow: Flow, reg: dict[str, Any]) -> str:
         "CRRN",  # "rn" reads as "m"
     ],
 )
-async def test_finding_07_an_integrations_name_cannot_be_registered(flow: Flow, name: str) -> None:
+async def test_an_integrations_name_cannot_be_registered(flow: Flow, name: str) -> None:
     await integration(flow, "CRM")
     response = await register(flow, name)
     assert response.status_code == 400, response.text
@@ -107,7 +107,7 @@ async def test_the_platforms_name_cannot_be_taken_by_an_update(flow: Flow) -> No
 
 
 @pytest.mark.parametrize("name", ["CRM Helper", "My CRM", "Verified CRM Sync"])
-async def test_finding_07_other_names_stay_free(flow: Flow, name: str) -> None:
+async def test_other_names_stay_free(flow: Flow, name: str) -> None:
     await integration(flow, "CRM")
     response = await register(flow, name)
     assert response.status_code == 201, response.text
@@ -127,7 +127,7 @@ async def test_finding_07_other_names_stay_free(flow: Flow, name: str) -> None:
         "Two\u2028Lines",
     ],
 )
-async def test_finding_07_hidden_characters_in_client_name_are_refused(flow: Flow, name: str) -> None:
+async def test_hidden_characters_in_client_name_are_refused(flow: Flow, name: str) -> None:
     response = await register(flow, name)
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
@@ -168,14 +168,14 @@ async def test_sign_in_page_marks_a_metadata_documents_name_as_self_declared(cim
     assert "An app that calls itself" in page and SELF_DECLARED in page and "Verified domain" in page
 
 
-async def test_finding_07_consent_page_marks_a_self_registered_name_as_self_declared(flow: Flow) -> None:
+async def test_consent_page_marks_a_self_registered_name_as_self_declared(flow: Flow) -> None:
     reg = await flow.register(client_name="Acme Helper")
     page = await consent_page(flow, reg)
     assert "It calls itself" in page and "«<bdi" in page and "Acme Helper" in page and SELF_DECLARED in page
     assert ADMINISTRATOR_MADE not in page
 
 
-async def test_finding_07_consent_page_says_an_integration_was_set_up_by_the_administrator(flow: Flow) -> None:
+async def test_consent_page_says_an_integration_was_set_up_by_the_administrator(flow: Flow) -> None:
     reg = await integration(flow, "Partner CRM")
     page = await consent_page(flow, reg)
     assert ADMINISTRATOR_MADE in page and "Partner CRM" in page
@@ -191,7 +191,7 @@ def publish(server: HttpsServer, path: str, name: str) -> dict[str, Any]:
     return {"client_id": url, "redirect_uris": [cimd.LOOPBACK]}
 
 
-async def test_finding_07_metadata_document_name_with_hidden_characters_is_refused(cimd_flow: Flow, site) -> None:
+async def test_metadata_document_name_with_hidden_characters_is_refused(cimd_flow: Flow, site) -> None:
     server, _ = site
     reg = publish(server, "/rlo.json", "\u202eMRC")
     from .test_client_metadata_documents import _refused
@@ -200,7 +200,7 @@ async def test_finding_07_metadata_document_name_with_hidden_characters_is_refus
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_finding_07_metadata_document_name_is_shown_as_self_declared(cimd_flow: Flow, site) -> None:
+async def test_metadata_document_name_is_shown_as_self_declared(cimd_flow: Flow, site) -> None:
     server, _ = site
     reg = publish(server, "/agent.json", "Agent Smith")
     page = await consent_page(cimd_flow, reg)
@@ -208,7 +208,7 @@ async def test_finding_07_metadata_document_name_is_shown_as_self_declared(cimd_
     assert ADMINISTRATOR_MADE not in page
 
 
-async def test_finding_07_a_metadata_document_may_not_take_an_integrations_name(cimd_flow, site) -> None:
+async def test_a_metadata_document_may_not_take_an_integrations_name(cimd_flow, site) -> None:
     from .test_client_metadata_documents import _refused
 
     await cimd_flow.integration("Partner CRM")

@@ -48,7 +48,7 @@ async def _lock_out(flow: Flow, reg: dict) -> None:
 
 
 @pytest.mark.parametrize("variant", SAME_ACCOUNT)
-async def test_finding_06_every_spelling_of_a_locked_address_is_locked(three_strikes: Flow, variant: str) -> None:
+async def test_every_spelling_of_a_locked_address_is_locked(three_strikes: Flow, variant: str) -> None:
     flow = three_strikes
     reg = await flow.register()
     victim = await flow.user(email=VICTIM)
@@ -59,9 +59,7 @@ async def test_finding_06_every_spelling_of_a_locked_address_is_locked(three_str
 
 
 @pytest.mark.parametrize("look_alike", LOOK_ALIKES)
-async def test_finding_06_a_dotted_capital_i_does_not_reach_the_locked_user(
-    three_strikes: Flow, look_alike: str
-) -> None:
+async def test_a_dotted_capital_i_does_not_reach_the_locked_user(three_strikes: Flow, look_alike: str) -> None:
     """`vİctim@…` (U+0130) signed in while `victim@…` was locked: PostgreSQL's lower()
     found the user, Python's lower() keyed the lock elsewhere. Now it names another
     address: it finds no user, so even the victim's password signs no one in."""
@@ -75,7 +73,7 @@ async def test_finding_06_a_dotted_capital_i_does_not_reach_the_locked_user(
     assert await flow.users.get_for_login(look_alike) is None
 
 
-async def test_finding_06_a_variant_finds_the_user_and_signs_in_when_not_locked(three_strikes: Flow) -> None:
+async def test_a_variant_finds_the_user_and_signs_in_when_not_locked(three_strikes: Flow) -> None:
     flow = three_strikes
     reg = await flow.register()
     victim = await flow.user(email="Victim@Example.Test")
@@ -84,7 +82,7 @@ async def test_finding_06_a_variant_finds_the_user_and_signs_in_when_not_locked(
     assert signed_in(await try_sign_in(flow, reg, "VICTIM@example.TEST", victim["password"]))
 
 
-async def test_finding_06_the_admin_finds_and_refuses_by_the_canonical_email(three_strikes: Flow) -> None:
+async def test_the_admin_finds_and_refuses_by_the_canonical_email(three_strikes: Flow) -> None:
     flow = three_strikes
     victim = await flow.user(email=VICTIM)
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -133,7 +131,7 @@ def _with_0007(folder: Path) -> None:
     shutil.copy(MIGRATIONS / "0007_canonical_email.sql", folder / "0007_canonical_email.sql")
 
 
-async def test_finding_06_migration_fills_existing_rows_as_the_application_computes(before_0007) -> None:
+async def test_migration_fills_existing_rows_as_the_application_computes(before_0007) -> None:
     conn, folder = before_0007
     ascii_printable = "".join(chr(c) for c in range(0x21, 0x7F))
     emails = ["Victim@Example.TEST", "owner@acme.test", ascii_printable, "MiXeD.Case+Tag@Sub.Example.COM"]
@@ -145,7 +143,7 @@ async def test_finding_06_migration_fills_existing_rows_as_the_application_compu
     assert {r["email"]: r["email_canonical"] for r in rows} == {e: canonical_email(e) for e in emails}
 
 
-async def test_finding_06_migration_refuses_an_email_sql_cannot_canonicalise(before_0007) -> None:
+async def test_migration_refuses_an_email_sql_cannot_canonicalise(before_0007) -> None:
     conn, folder = before_0007
     await _add_user(conn, "stra\u00dfe@example.test")
     _with_0007(folder)
@@ -154,7 +152,7 @@ async def test_finding_06_migration_refuses_an_email_sql_cannot_canonicalise(bef
     assert await conn.fetchval("SELECT max(version) FROM schema_migrations WHERE service = 'authz'") < 7
 
 
-async def test_finding_06_migration_refuses_two_users_with_one_canonical_email(before_0007) -> None:
+async def test_migration_refuses_two_users_with_one_canonical_email(before_0007) -> None:
     """Under the old index (PostgreSQL's lower() in the database's locale) two spellings
     could have been two users; the migration names them rather than merge or fail obscurely."""
     conn, folder = before_0007

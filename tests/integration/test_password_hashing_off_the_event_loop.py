@@ -66,7 +66,7 @@ async def bounded_flow(authz_settings, clean_db, redis_client, clock) -> AsyncIt
         yield Flow(client, clean_db, redis_client)
 
 
-async def test_finding_04_other_requests_are_answered_while_passwords_are_checked(flow: Flow, held: HeldChecks) -> None:
+async def test_other_requests_are_answered_while_passwords_are_checked(flow: Flow, held: HeldChecks) -> None:
     reg = await flow.register()
     user = await flow.user()
     attempts = [await Attempt.open(flow, reg) for _ in range(3)]
@@ -84,9 +84,7 @@ async def test_finding_04_other_requests_are_answered_while_passwords_are_checke
     assert await flow.count("authz_login_sessions") == 3
 
 
-async def test_finding_04_past_the_queue_a_sign_in_is_refused_and_nothing_changes(
-    bounded_flow: Flow, held: HeldChecks
-) -> None:
+async def test_past_the_queue_a_sign_in_is_refused_and_nothing_changes(bounded_flow: Flow, held: HeldChecks) -> None:
     flow = bounded_flow
     work = flow.client.app.state.authz.passwords
     reg = await flow.register()
@@ -116,7 +114,7 @@ async def test_finding_04_past_the_queue_a_sign_in_is_refused_and_nothing_change
     assert signed_in(again)
 
 
-async def test_finding_04_a_caller_that_goes_away_keeps_its_place_until_its_check_ends(
+async def test_a_caller_that_goes_away_keeps_its_place_until_its_check_ends(
     bounded_flow: Flow, held: HeldChecks
 ) -> None:
     """The bound is on the work, not on who still waits for it: a cancelled sign-in's
@@ -131,7 +129,7 @@ async def test_finding_04_a_caller_that_goes_away_keeps_its_place_until_its_chec
     await held.until(lambda: work.in_flight == 0)
 
 
-async def test_finding_04_an_outdated_hash_is_replaced_in_the_same_check(flow: Flow) -> None:
+async def test_an_outdated_hash_is_replaced_in_the_same_check(flow: Flow) -> None:
     reg = await flow.register()
     user = await flow.user()
     weak = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1).hash(user["password"])

@@ -8,7 +8,7 @@ from courseschool.authz.endpoints.admin import AdminService
 from .flow import Flow, Lifecycle, pkce_pair, query_of
 
 
-async def test_finding_10_password_reset_ends_sessions_and_grants(flow: Flow) -> None:
+async def test_password_reset_ends_sessions_and_grants(flow: Flow) -> None:
     user = await flow.user("owner")
     reg = await flow.register()
     tokens = await flow.tokens(reg, user)
@@ -29,7 +29,7 @@ async def test_finding_10_password_reset_ends_sessions_and_grants(flow: Flow) ->
     assert await flow.count("authz_login_sessions WHERE ended_at IS NULL") == 0
 
 
-async def test_finding_10_the_new_password_signs_in(flow: Flow) -> None:
+async def test_the_new_password_signs_in(flow: Flow) -> None:
     user = await flow.user("owner")
     await AdminService(flow.client.app.state.authz).reset_password(user["email"], "a brand new password")
     flow.client.cookies.clear()

@@ -58,7 +58,7 @@ def _refused(response: httpx.Response) -> bool:
 
 
 @pytest.mark.parametrize("path", PROBES)
-async def test_finding_13_production_probes_need_the_internal_token(production, path: str) -> None:
+async def test_production_probes_need_the_internal_token(production, path: str) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}, {"X-Internal-Token": TOKEN}):
         assert _refused(await production.get(path, headers=headers)), (path, headers)
     for variant in (path.upper(), path + "/", path + "."):
@@ -71,14 +71,14 @@ async def test_finding_13_production_probes_need_the_internal_token(production, 
         assert answered.json()["status"] == "ok"
 
 
-async def test_finding_13_development_run_opens_health_and_readiness_but_not_metrics(development) -> None:
+async def test_development_run_opens_health_and_readiness_but_not_metrics(development) -> None:
     assert (await development.get("/healthz")).json() == {"status": "ok"}
     assert (await development.get("/readyz")).json()["status"] == "ok"
     assert _refused(await development.get("/metrics"))
     assert (await development.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})).status_code == 200
 
 
-async def test_finding_13_without_an_internal_token_nobody_reads_the_probes(shared) -> None:
+async def test_without_an_internal_token_nobody_reads_the_probes(shared) -> None:
     async for client in _client({**shared, "internal_token": ""}):
         for path in PROBES:
             assert _refused(await client.get(path)), path

@@ -29,7 +29,7 @@ async def _silent_error(flow: Flow, integration: dict) -> str | None:
 
 
 @pytest.mark.parametrize("who", ["admin", "client"])
-async def test_finding_15_revoking_the_grant_ends_the_remembered_consent(flow: Flow, who: str) -> None:
+async def test_revoking_the_grant_ends_the_remembered_consent(flow: Flow, who: str) -> None:
     integration, _, tokens = await _remembered(flow)
     if who == "admin":
         grant_id = await flow.pool.fetchval(

@@ -44,7 +44,7 @@ async def _tokens(env: ApiEnv, role: str, scope: str) -> tuple[dict, dict, dict]
     return user, reg, await env.flow.tokens(reg, user, scope=scope)
 
 
-async def test_finding_01_demotion_ends_grants_with_write_access(env: ApiEnv) -> None:
+async def test_demotion_ends_grants_with_write_access(env: ApiEnv) -> None:
     user, reg, tokens = await _tokens(env, "admin", "openid school:read school:write")
     written = await env.api.patch("/api/v1/school", json={"name": "Acme"}, headers=env.bearer(tokens["access_token"]))
     assert written.status_code == 200
@@ -58,7 +58,7 @@ async def test_finding_01_demotion_ends_grants_with_write_access(env: ApiEnv) ->
     assert await env.pool.fetchval("SELECT revoke_reason FROM authz_grants") == "role_changed"
 
 
-async def test_finding_01_refresh_is_narrowed_to_the_current_role(env: ApiEnv) -> None:
+async def test_refresh_is_narrowed_to_the_current_role(env: ApiEnv) -> None:
     # No write scope in this grant: it lives on, but a refresh yields only what a student may have.
     user, reg, tokens = await _tokens(env, "owner", "openid school:read courses:read")
     assert tokens["scope"] == "openid courses:read school:read"
@@ -72,7 +72,7 @@ async def test_finding_01_refresh_is_narrowed_to_the_current_role(env: ApiEnv) -
     assert read.status_code == 403 and read.json()["error"] == "insufficient_scope"
 
 
-async def test_finding_01_a_code_issued_before_the_demotion_is_capped_at_exchange(env: ApiEnv) -> None:
+async def test_a_code_issued_before_the_demotion_is_capped_at_exchange(env: ApiEnv) -> None:
     school = await env.school("acme")
     user = await env.flow.user("owner", school=school)
     reg = await env.flow.register()
@@ -90,7 +90,7 @@ async def test_finding_01_a_code_issued_before_the_demotion_is_capped_at_exchang
     assert exchanged.json()["scope"] == "openid"
 
 
-async def test_finding_01_a_code_holding_a_lost_write_scope_is_refused(env: ApiEnv) -> None:
+async def test_a_code_holding_a_lost_write_scope_is_refused(env: ApiEnv) -> None:
     school = await env.school("acme")
     user = await env.flow.user("owner", school=school)
     reg = await env.flow.register()
@@ -104,20 +104,20 @@ async def test_finding_01_a_code_holding_a_lost_write_scope_is_refused(env: ApiE
     assert exchanged.status_code == 400 and exchanged.json()["error"] == "invalid_grant"
 
 
-async def test_finding_01_nothing_left_to_grant_refuses_the_refresh(env: ApiEnv) -> None:
+async def test_nothing_left_to_grant_refuses_the_refresh(env: ApiEnv) -> None:
     user, reg, tokens = await _tokens(env, "owner", "courses:read")
     await _admin(env).set_role(user["email"], "student")
     refreshed = await Lifecycle(env.flow).refresh(reg, tokens["refresh_token"])
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
 
 
-async def test_finding_01_promotion_ends_nothing(env: ApiEnv) -> None:
+async def test_promotion_ends_nothing(env: ApiEnv) -> None:
     user, reg, tokens = await _tokens(env, "lecturer", "openid courses:write")
     assert (await _admin(env).set_role(user["email"], "owner"))["grants_ended"] == 0
     assert (await Lifecycle(env.flow).refresh(reg, tokens["refresh_token"])).status_code == 200
 
 
-async def test_finding_01_disabling_a_user_ends_access(env: ApiEnv) -> None:
+async def test_disabling_a_user_ends_access(env: ApiEnv) -> None:
     user, reg, tokens = await _tokens(env, "owner", "openid school:read")
     result = await _admin(env).disable_user(user["email"])
     assert result["disabled"] is True and result["grants_ended"] == 1

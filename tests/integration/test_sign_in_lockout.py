@@ -43,7 +43,7 @@ async def tight(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[
         yield Flow(client, clean_db, redis_client)
 
 
-async def test_finding_05_the_owner_signs_in_from_a_clean_address_after_an_attack(three_strikes: Flow) -> None:
+async def test_the_owner_signs_in_from_a_clean_address_after_an_attack(three_strikes: Flow) -> None:
     flow = three_strikes
     reg = await flow.register()
     victim = await flow.user()
@@ -55,7 +55,7 @@ async def test_finding_05_the_owner_signs_in_from_a_clean_address_after_an_attac
     assert signed_in(answer), answer.text
 
 
-async def test_finding_05_the_attackers_address_is_locked_out_of_the_account(three_strikes: Flow) -> None:
+async def test_the_attackers_address_is_locked_out_of_the_account(three_strikes: Flow) -> None:
     flow = three_strikes
     reg = await flow.register()
     victim = await flow.user()
@@ -69,7 +69,7 @@ async def test_finding_05_the_attackers_address_is_locked_out_of_the_account(thr
     assert await flow.count("authz_login_sessions") == 0
 
 
-async def test_finding_05_an_address_failing_at_many_accounts_is_locked_out_of_all(tight: Flow) -> None:
+async def test_an_address_failing_at_many_accounts_is_locked_out_of_all(tight: Flow) -> None:
     flow = tight
     reg = await flow.register()
     first, second, third = await flow.user(), await flow.user("admin"), await flow.user("student")
@@ -84,7 +84,7 @@ async def test_finding_05_an_address_failing_at_many_accounts_is_locked_out_of_a
         assert signed_in(await try_sign_in(owner, reg, third["email"], third["password"]))
 
 
-async def test_finding_05_an_account_failing_from_many_addresses_is_slowed_not_locked(tight: Flow) -> None:
+async def test_an_account_failing_from_many_addresses_is_slowed_not_locked(tight: Flow) -> None:
     flow = tight
     reg = await flow.register()
     victim = await flow.user()
@@ -112,7 +112,7 @@ async def test_finding_05_an_account_failing_from_many_addresses_is_slowed_not_l
     assert signed_in(owner_signs_in), owner_signs_in.text
 
 
-async def test_finding_05_the_policy_holds_in_memory_while_redis_is_down(authz_settings) -> None:
+async def test_the_policy_holds_in_memory_while_redis_is_down(authz_settings) -> None:
     dead = aioredis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
     limits = SignInLimits(with_settings(authz_settings, **TIGHT), dead)
     try:

@@ -26,7 +26,7 @@ async def _still_signed_in(flow: Flow, reg: dict) -> bool:
     return query_of(silent.headers["location"])["error"] == "consent_required"  # not login_required
 
 
-async def test_finding_16_sign_out_asks_then_ends_the_session(flow: Flow) -> None:
+async def test_sign_out_asks_then_ends_the_session(flow: Flow) -> None:
     reg, _ = await _signed_in(flow)
     assert await _still_signed_in(flow, reg)
     page = await flow.client.get("/oauth/logout")
@@ -45,14 +45,14 @@ async def test_finding_16_sign_out_asks_then_ends_the_session(flow: Flow) -> Non
     assert not await _still_signed_in(flow, reg)
 
 
-async def test_finding_16_a_forged_form_ends_nothing(flow: Flow) -> None:
+async def test_a_forged_form_ends_nothing(flow: Flow) -> None:
     reg, _ = await _signed_in(flow)
     refused = await flow.client.post("/oauth/logout", data={"csrf": "0" * 64})
     assert refused.status_code == 403 and "text/html" in refused.headers["content-type"]
     assert await _still_signed_in(flow, reg)
 
 
-async def test_finding_16_rp_initiated_logout_returns_to_the_registered_uri(flow: Flow) -> None:
+async def test_rp_initiated_logout_returns_to_the_registered_uri(flow: Flow) -> None:
     reg, tokens = await _signed_in(flow)
     back = REDIRECT_URI.replace("53682", "61234")  # a loopback URI's port may differ (RFC 8252 §7.3)
     page = await flow.client.get(
@@ -67,7 +67,7 @@ async def test_finding_16_rp_initiated_logout_returns_to_the_registered_uri(flow
     assert not await _still_signed_in(flow, reg)
 
 
-async def test_finding_16_no_redirect_to_an_unregistered_uri(flow: Flow) -> None:
+async def test_no_redirect_to_an_unregistered_uri(flow: Flow) -> None:
     reg, tokens = await _signed_in(flow)
     for params in (
         {"id_token_hint": tokens["id_token"], "post_logout_redirect_uri": "https://evil.example/cb"},
@@ -82,7 +82,7 @@ async def test_finding_16_no_redirect_to_an_unregistered_uri(flow: Flow) -> None
     assert await _still_signed_in(flow, reg)
 
 
-async def test_finding_16_not_signed_in_is_offered_the_way_back(flow: Flow) -> None:
+async def test_not_signed_in_is_offered_the_way_back(flow: Flow) -> None:
     """Nothing redirects without a session to end (test_logout_never_fetches has the rule)."""
     _, tokens = await _signed_in(flow)
     flow.client.cookies.clear()
@@ -96,7 +96,7 @@ async def test_finding_16_not_signed_in_is_offered_the_way_back(flow: Flow) -> N
     assert page.status_code == 200 and "You are signed out" in page.text
 
 
-async def test_finding_16_end_session_endpoint_is_advertised(flow: Flow) -> None:
+async def test_end_session_endpoint_is_advertised(flow: Flow) -> None:
     settings = flow.client.app.state.authz.settings
     assert openid_configuration(settings)["end_session_endpoint"] == f"{BASE_URL}/oauth/logout"
     assert authorization_server_metadata(settings)["end_session_endpoint"] == f"{BASE_URL}/oauth/logout"

@@ -23,7 +23,7 @@ from courseschool.authz.protocol.emails import canonical_email
         "victim\uff20example.test",  # FULLWIDTH COMMERCIAL AT
     ],
 )
-def test_finding_06_case_and_compatibility_variants_have_one_form(variant: str) -> None:
+def test_case_and_compatibility_variants_have_one_form(variant: str) -> None:
     assert canonical_email(variant) == "victim@example.test"
 
 
@@ -36,7 +36,7 @@ def test_finding_06_case_and_compatibility_variants_have_one_form(variant: str) 
         ("cafe\u0301@example.test", "CAF\u00c9@example.test"),  # combining accent, composed
     ],
 )
-def test_finding_06_case_folding_goes_beyond_lower_casing(one: str, other: str) -> None:
+def test_case_folding_goes_beyond_lower_casing(one: str, other: str) -> None:
     assert canonical_email(one) == canonical_email(other)
 
 
@@ -44,14 +44,14 @@ def test_finding_06_case_folding_goes_beyond_lower_casing(one: str, other: str) 
     "look_alike",
     ["v\u0130ctim@example.test", "v\u0131ctim@example.test"],  # capital I with dot; dotless i
 )
-def test_finding_06_dotted_and_dotless_i_name_another_address(look_alike: str) -> None:
+def test_dotted_and_dotless_i_name_another_address(look_alike: str) -> None:
     """U+0130 folds to i + combining dot above: not `victim`, so it finds no one and
     has a lockout key of its own (PostgreSQL's lower() made it `victim`)."""
     assert canonical_email(look_alike) != canonical_email("victim@example.test")
     assert canonical_email(look_alike) == canonical_email(canonical_email(look_alike))
 
 
-def test_finding_06_the_canonical_form_is_stable() -> None:
+def test_the_canonical_form_is_stable() -> None:
     for code in range(0x30000):
         char = chr(code)
         if unicodedata.category(char) in ("Cn", "Cs"):

@@ -79,7 +79,7 @@ def test_other_names_stay_free(name: str, reserved: str) -> None:
     assert not imitates(name, [reserved])
 
 
-def test_finding_07_imitation_is_equality_after_normalisation_not_similarity() -> None:
+def test_imitation_is_equality_after_normalisation_not_similarity() -> None:
     assert imitates("crm (official)", ["Partner", "CRM"])
     assert not imitates("CRM Helper", ["CRM"])
     assert not imitates("CRM", [])
@@ -99,22 +99,22 @@ def test_the_platforms_name_is_reserved_even_without_integrations() -> None:
         *("a\ue000", "a\U000f0000", "a\u2028b", "a\u2029b"),  # Co, Zl, Zp
     ],
 )
-def test_finding_07_hidden_characters_make_a_name_unusable(name: str) -> None:
+def test_hidden_characters_make_a_name_unusable(name: str) -> None:
     assert has_hidden(name)
     assert "control" in (name_problem(name) or "")
 
 
 @pytest.mark.parametrize("name", ["My App", "Café Ünïcødé", "日本語のアプリ", "تطبيق", "App 🚀", "x" * 200])
-def test_finding_07_ordinary_names_are_fine(name: str) -> None:
+def test_ordinary_names_are_fine(name: str) -> None:
     assert name_problem(name) is None
 
 
 @pytest.mark.parametrize("name", ["", "x" * 201])
-def test_finding_07_name_length_is_bounded(name: str) -> None:
+def test_name_length_is_bounded(name: str) -> None:
     assert "1 to 200" in (name_problem(name) or "")
 
 
-def test_finding_07_registration_refuses_an_integrations_name() -> None:
+def test_registration_refuses_an_integrations_name() -> None:
     with pytest.raises(InvalidClientMetadataError, match="integration"):
         check_name_is_not_reserved(ClientMetadata(client_name="CRM (Verified)"), ["CRM"])
     with pytest.raises(InvalidClientMetadataError, match="platform's own name"):
@@ -123,7 +123,7 @@ def test_finding_07_registration_refuses_an_integrations_name() -> None:
     check_name_is_not_reserved(ClientMetadata(client_name=None), ["CRM"])
 
 
-def test_finding_07_metadata_documents_follow_the_same_name_rules() -> None:
+def test_metadata_documents_follow_the_same_name_rules() -> None:
     url = "https://app.example/client.json"
     with pytest.raises(MetadataDocumentError, match="control"):
         client_from_document(
@@ -138,7 +138,7 @@ def test_finding_07_metadata_documents_follow_the_same_name_rules() -> None:
     assert fine.client_name == "Agent"
 
 
-def test_finding_07_only_an_integrations_name_is_vouched_for() -> None:
+def test_only_an_integrations_name_is_vouched_for() -> None:
     assert client_kind(make_client(is_integration=True)) == "integration"
     assert client_kind(make_client(verified_origin="app.example")) == "metadata_document"
     assert client_kind(make_client()) == "self_registered"

@@ -41,7 +41,7 @@ from courseschool.common.settings import BaseSettings, SettingsError, load_setti
         ("*", [""], None),
     ],
 )
-def test_finding_11_the_walk_takes_the_first_untrusted_hop_from_the_right(
+def test_the_walk_takes_the_first_untrusted_hop_from_the_right(
     trusted: str, forwarded_for: list[str], client: str | None
 ) -> None:
     assert TrustedProxies(trusted).client_from(forwarded_for) == client
@@ -58,13 +58,13 @@ async def _seen(trusted: str, peer: str, headers: list[tuple[bytes, bytes]]) -> 
     return seen
 
 
-async def test_finding_11_an_unlisted_peer_keeps_its_own_address_and_scheme() -> None:
+async def test_an_unlisted_peer_keeps_its_own_address_and_scheme() -> None:
     headers = [(b"x-forwarded-for", b"203.0.113.7"), (b"x-forwarded-proto", b"https")]
     for trusted in ("", "10.0.0.0/8", "192.0.2.1"):
         assert await _seen(trusted, "127.0.0.1", headers) == {"client": ("127.0.0.1", 50000), "scheme": "http"}
 
 
-async def test_finding_11_a_listed_peer_sets_address_and_scheme() -> None:
+async def test_a_listed_peer_sets_address_and_scheme() -> None:
     headers = [(b"x-forwarded-for", b"198.51.100.66, 203.0.113.7"), (b"x-forwarded-proto", b"https")]
     assert await _seen("127.0.0.1", "127.0.0.1", headers) == {"client": ("203.0.113.7", 0), "scheme": "https"}
     # An unknown scheme is not believed; without X-Forwarded-For nothing changes.
@@ -76,7 +76,7 @@ async def test_finding_11_a_listed_peer_sets_address_and_scheme() -> None:
     }
 
 
-def test_finding_11_nobody_is_trusted_by_default_and_bad_entries_are_refused() -> None:
+def test_nobody_is_trusted_by_default_and_bad_entries_are_refused() -> None:
     assert load_settings(BaseSettings, {}).forwarded_allow_ips == ""
     assert not TrustedProxies("").trusts_peer("127.0.0.1")
     for bad in ("localhost", "10.0.0.0/33", "127.0.0.1, *", "gateway"):

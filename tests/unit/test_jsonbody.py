@@ -28,29 +28,29 @@ from courseschool.common.jsonbody import MAX_DEPTH, decode_json, nested_deeper_t
         (b"[" * 32 + b"]" * 32, MAX_DEPTH, False),
     ],
 )
-def test_finding_17_nesting_depth_is_counted_outside_strings(body: bytes, limit: int, deeper: bool) -> None:
+def test_nesting_depth_is_counted_outside_strings(body: bytes, limit: int, deeper: bool) -> None:
     assert nested_deeper_than(body, limit) is deeper
 
 
-def test_finding_17_ten_thousand_deep_is_refused_before_decoding() -> None:
+def test_ten_thousand_deep_is_refused_before_decoding() -> None:
     for body in (b"[" * 10_000 + b"]" * 10_000, b'{"a":' * 10_000 + b"1" + b"}" * 10_000):
         with pytest.raises(InvalidRequestError, match="deep"):
             decode_json(body)
 
 
-def test_finding_17_the_callers_error_is_raised() -> None:
+def test_the_callers_error_is_raised() -> None:
     with pytest.raises(InvalidClientMetadataError, match="the client metadata nests"):
         decode_json(b"[" * 100 + b"]" * 100, invalid=InvalidClientMetadataError, what="the client metadata")
     with pytest.raises(InvalidClientMetadataError, match="not valid JSON"):
         decode_json(b"{nope", invalid=InvalidClientMetadataError)
 
 
-def test_finding_17_size_is_bounded() -> None:
+def test_size_is_bounded() -> None:
     with pytest.raises(InvalidRequestError, match="larger than 10 bytes"):
         decode_json(b'"' + b"x" * 10 + b'"', max_bytes=10)
 
 
-def test_finding_17_wrong_shape_is_left_to_the_caller() -> None:
+def test_wrong_shape_is_left_to_the_caller() -> None:
     class Point(msgspec.Struct):
         x: int
 

@@ -37,7 +37,7 @@ from courseschool.authz.protocol.client_id_metadata import is_public_address
         "::7f00:1",  # IPv4-compatible 127.0.0.1
     ],
 )
-def test_finding_09_private_and_embedded_private_addresses_are_refused(address: str) -> None:
+def test_private_and_embedded_private_addresses_are_refused(address: str) -> None:
     assert not is_public_address(address)
 
 
@@ -52,9 +52,9 @@ def test_finding_09_private_and_embedded_private_addresses_are_refused(address: 
         "64:ff9b::808:808",  # NAT64 of a public address (an IPv6-only network's DNS64 answer)
     ],
 )
-def test_finding_09_public_addresses_are_allowed(address: str) -> None:
+def test_public_addresses_are_allowed(address: str) -> None:
     assert is_public_address(address)
 
 
-def test_finding_09_an_address_that_is_not_one_is_refused() -> None:
+def test_an_address_that_is_not_one_is_refused() -> None:
     assert not is_public_address("not-an-address")
