@@ -1,6 +1,6 @@
 """Abuse limits: 429 with Retry-After, per address and per client, progressive
 lockout of an address at an account after failed sign-ins (the rest of the sign-in
-policy: test_security_05), and the limits keep holding (in memory) when Redis is gone."""
+policy: test_sign_in_lockout.py), and the limits keep holding (in memory) when Redis is gone."""
 
 from __future__ import annotations
 
