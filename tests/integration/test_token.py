@@ -82,7 +82,7 @@ async def test_reused_code_is_refused_and_revokes_what_it_issued(flow: Flow) -> 
     assert await flow.count("authz_grants WHERE revoked_at IS NOT NULL AND revoke_reason = 'code_reused'") == 1
 
 
-async def test_parallel_redemptions_of_one_code_issue_tokens_at_most_once(flow: Flow) -> None:
+async def test_parallel_redemptions_of_one_code_issue_tokens_exactly_once(flow: Flow) -> None:
     for _ in range(5):
         reg, code, verifier = await _code(flow)
         results = await asyncio.gather(*(flow.exchange(reg, code, verifier) for _ in range(8)))
