@@ -108,8 +108,9 @@ async def test_a_receiver_that_hangs_delays_no_request(hooked: tuple[Flow, Https
     await flow.register(client_name="First")
     await _components(flow).events.flush()
     delivering = asyncio.create_task(_components(flow).webhook.deliver_due())
-    while not receiver.posts:  # the receiver holds the delivery and does not answer
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):  # the receiver holds the delivery and does not answer
+        while not receiver.posts:
+            await asyncio.sleep(0.01)
     user = await flow.user("owner")
     reg = await flow.register(client_name="Second")
     tokens = await flow.tokens(reg, user)  # a whole sign-in and code exchange meanwhile
