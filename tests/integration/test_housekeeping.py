@@ -14,7 +14,6 @@ from courseschool.authz.app import create_app
 from courseschool.authz.components import Components
 from courseschool.authz.maintenance import housekeeping
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.storage.housekeeping import PgHousekeeping
 from courseschool.common.clock import FrozenClock
 
 from .conftest import serve
@@ -110,16 +109,21 @@ async def test_ended_sessions_go_a_day_later(flow: Flow) -> None:
     assert await flow.count("authz_login_sessions") == 0
 
 
-async def test_a_pass_is_bounded_and_the_next_one_goes_on(flow: Flow) -> None:
-    reg, user = await flow.register(), await flow.user()
-    for _ in range(5):
-        await flow.authorize(reg, user)
-    await flow.pool.execute("UPDATE authz_codes SET expires_at = now() - interval '2 days'")
-    small = PgHousekeeping(flow.pool, _components(flow).housekeeping._lifetimes, batch=2, rounds=1)
-    assert (await small.sweep())["codes"] == 2
-    assert (await small.sweep())["codes"] == 2
-    assert (await small.sweep())["codes"] == 1
-    assert await flow.count("authz_codes") == 0
+async def test_a_pass_is_bounded_and_the_next_one_goes_on(
+    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock
+) -> None:
+    changes = {"housekeeping_batch": 2, "housekeeping_rounds": 1}
+    settings = AuthzSettings(**{**msgspec.structs.asdict(authz_settings), **changes})
+    async with serve(create_app(settings, clock=clock)) as client:
+        flow = Flow(client, clean_db, redis_client)
+        reg, user = await flow.register(), await flow.user()
+        for _ in range(5):
+            await flow.authorize(reg, user)
+        await flow.pool.execute("UPDATE authz_codes SET expires_at = now() - interval '2 days'")
+        assert (await housekeeping(_components(flow)))["codes"] == 2
+        assert (await housekeeping(_components(flow)))["codes"] == 2
+        assert (await housekeeping(_components(flow)))["codes"] == 1
+        assert await flow.count("authz_codes") == 0
 
 
 async def test_the_maintenance_loop_runs_it(

@@ -43,6 +43,8 @@ def test_explicit_environ_is_used_not_the_process_environment(monkeypatch: pytes
         ({"BASE_URL": "http://127.0.0.1:9000"}, "base_url", "http://127.0.0.1:9000"),
         ({"LOG_LEVEL": "debug"}, "log_level", "debug"),
         ({"EXTRA_RESOURCES": "https://a https://b"}, "extra_resources", "https://a https://b"),
+        ({"HOUSEKEEPING_BATCH": "200"}, "housekeeping_batch", 200),
+        ({"HOUSEKEEPING_ROUNDS": "3"}, "housekeeping_rounds", 3),
         ({"base_url": "https://ignored.example.com"}, "base_url", "http://127.0.0.1:8000"),  # names are upper-case
     ],
 )
@@ -72,6 +74,8 @@ def test_overrides_win_over_the_environment() -> None:
         ("LOG_LEVEL", "loud"),
         ("LOG_FORMAT", "xml"),
         ("HOUSEKEEPING_INTERVAL", "0"),
+        ("HOUSEKEEPING_BATCH", "0"),
+        ("HOUSEKEEPING_ROUNDS", "-1"),
         ("REVOKED_GRANT_RETENTION", "3600"),  # less than a day
     ],
 )

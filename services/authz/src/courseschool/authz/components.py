@@ -182,7 +182,9 @@ def _housekeeping(settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> 
         revoked_grant_retention=settings.revoked_grant_retention,
         event_retention=settings.event_retention,
     )
-    return PgHousekeeping(pool, lifetimes, clock=clock)
+    return PgHousekeeping(
+        pool, lifetimes, clock=clock, batch=settings.housekeeping_batch, rounds=settings.housekeeping_rounds
+    )
 
 
 def _resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:

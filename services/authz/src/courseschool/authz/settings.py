@@ -98,6 +98,10 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # record (admin grants list, connected apps) this long after their revocation.
     housekeeping_interval: int = 300
     revoked_grant_retention: int = 30 * 86400
+    # Each rule of a pass deletes at most HOUSEKEEPING_BATCH rows per statement and runs at
+    # most HOUSEKEEPING_ROUNDS statements; what is left goes in the next pass.
+    housekeeping_batch: int = 5000
+    housekeeping_rounds: int = 10
     # Events (authz_events: sign-ins, consents, security, admin actions) stay this long.
     event_retention: int = 365 * 86400
     # An operator's HTTPS webhook for security events and new connections (webhook.py):
@@ -143,6 +147,8 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
             "login_account_ceiling",
             "login_slow_cooldown",
             "grants_per_app",
+            "housekeeping_batch",
+            "housekeeping_rounds",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.upper()} must be positive")

@@ -17,8 +17,9 @@ maintenance.py), so that no table grows with the traffic it has served:
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
-statements per pass; rows locked by a request or another replica's pass are skipped
-(courseschool.common.housekeeping, which the resource API's activity retention uses too).
+statements per pass (HOUSEKEEPING_BATCH, HOUSEKEEPING_ROUNDS); rows locked by a request
+or another replica's pass are skipped (courseschool.common.housekeeping, which the
+resource API's activity retention uses too).
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ class PgHousekeeping:
         lifetimes: Lifetimes,
         *,
         clock: Clock | None = None,
-        batch: int = 5000,
-        rounds: int = 10,
+        batch: int,
+        rounds: int,
     ) -> None:
         self._pool = pool
         self._lifetimes = lifetimes
