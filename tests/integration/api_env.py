@@ -5,7 +5,7 @@ given roles at given schools."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import asyncpg
@@ -74,7 +74,9 @@ async def api_env(
     mode: str,
     rs_redis_url: str | None = None,
     jwks_refetch: int = 0,
+    resource_settings: Mapping[str, object] | None = None,
 ) -> AsyncIterator[ApiEnv]:
+    """`resource_settings` adds to or overrides the resource API's settings."""
     resource_later = _Later()  # authz reads activity from the resource API, made below
     to_resource = httpx.AsyncClient(transport=httpx.ASGITransport(app=resource_later), base_url="http://resource")
     authz_app = create_authz(authz_settings, clock=clock, resource=to_resource)
@@ -90,20 +92,19 @@ async def api_env(
         to_authz = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
         )
-        rs_settings = load_settings(
-            ResourceSettings,
-            environ={},
-            base_url=BASE_URL,
-            database_url=database_url,
-            redis_url=rs_redis_url or redis_url,
-            token_validation=mode,
-            rs_client_id=RS_CLIENT[0],
-            rs_client_secret=RS_CLIENT[1],
-            internal_token="internal-test-token",
-            jwks_refetch_interval=jwks_refetch,
+        wiring: dict[str, Any] = {
+            "base_url": BASE_URL,
+            "database_url": database_url,
+            "redis_url": rs_redis_url or redis_url,
+            "token_validation": mode,
+            "rs_client_id": RS_CLIENT[0],
+            "rs_client_secret": RS_CLIENT[1],
+            "internal_token": "internal-test-token",
+            "jwks_refetch_interval": jwks_refetch,
             # The activity's background flush left to the tests (ActivityJob.run_once).
-            activity_flush_interval=300,
-        )
+            "activity_flush_interval": 300,
+        }
+        rs_settings = load_settings(ResourceSettings, environ={}, **{**wiring, **(resource_settings or {})})
         rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
         resource_later.app = rs_app
         async with AppLifespan(rs_app):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import msgspec
 import pytest
 
 from courseschool.common.clock import FrozenClock
@@ -128,15 +127,18 @@ async def test_protected_resource_metadata_lists_the_dpop_algorithms(env: ApiEnv
     assert doc["dpop_bound_access_tokens_required"] is False
 
 
-async def test_a_required_nonce_at_the_resource_is_a_401_with_the_nonce(env: ApiEnv, clock: FrozenClock) -> None:
-    key = DpopKey()
-    token = await bound_token(env, key, clock)
-    verifier = env.rs_app.state.resources.verifier
-    verifier._dpop.policy = msgspec.structs.replace(verifier._dpop.policy, nonce_required=True)
-    asked = await env.api.get(
-        "/api/v1/courses", headers=dpop_headers(token, key.proof("GET", COURSES, iat=clock.now(), access_token=token))
-    )
-    _refused(asked, "use_dpop_nonce", "DPoP")
-    nonce = asked.headers["dpop-nonce"]
-    proof = key.proof("GET", COURSES, iat=clock.now(), access_token=token, nonce=nonce)
-    assert (await env.api.get("/api/v1/courses", headers=dpop_headers(token, proof))).status_code == 200
+@pytest.mark.parametrize("mode", ["jwt", "introspection"])
+async def test_a_required_nonce_at_the_resource_is_a_401_with_the_nonce(
+    open_api_env, clock: FrozenClock, mode: str
+) -> None:
+    async with open_api_env(mode=mode, resource_settings={"dpop_nonce_required": True}) as env:
+        key = DpopKey()
+        token = await bound_token(env, key, clock)
+        asked = await env.api.get(
+            "/api/v1/courses",
+            headers=dpop_headers(token, key.proof("GET", COURSES, iat=clock.now(), access_token=token)),
+        )
+        _refused(asked, "use_dpop_nonce", "DPoP")
+        nonce = asked.headers["dpop-nonce"]
+        proof = key.proof("GET", COURSES, iat=clock.now(), access_token=token, nonce=nonce)
+        assert (await env.api.get("/api/v1/courses", headers=dpop_headers(token, proof))).status_code == 200
