@@ -191,11 +191,12 @@ async def test_concurrent_requests_share_one_lease_taking(redis_client) -> None:
     (each taking its own once reserved thirty-two leases under load and spent one)."""
     import asyncio
 
-    limiter = RateLimiter(redis_client, f"burst-{uuid.uuid4().hex[:8]}")
+    prefix = f"burst-{uuid.uuid4().hex[:8]}"
+    limiter = RateLimiter(redis_client, prefix)
     rate = parse_rate("1000/60", "test")
     decisions = await asyncio.gather(*(limiter.hit("busy", rate, ("client", rate)) for _ in range(200)))
     assert all(d.allowed for d in decisions)
-    counters = [int(await redis_client.get(k)) async for k in redis_client.scan_iter(match=f"{limiter._prefix}:*")]
+    counters = [int(await redis_client.get(k)) async for k in redis_client.scan_iter(match=f"{prefix}:*")]
     assert counters == [200, 200]
 
 
@@ -217,12 +218,13 @@ async def test_leases_of_several_processes_never_pass_the_limit_together(redis_c
 async def test_a_refused_key_spends_no_lease_of_the_keys_after_it(redis_client) -> None:
     """Order holds with leases: the per-address limit refuses, so the per-client lease
     already held is not spent (the client's requests from elsewhere keep it)."""
-    limiter = RateLimiter(redis_client, f"order-{uuid.uuid4().hex[:8]}")
+    prefix = f"order-{uuid.uuid4().hex[:8]}"
+    limiter = RateLimiter(redis_client, prefix)
     address, client = parse_rate("1/60", "address"), parse_rate("100/60", "client")
     assert (await limiter.hit("ip-1", address, ("app", client))).allowed  # the client's lease: 2, one spent
     assert not (await limiter.hit("ip-1", address, ("app", client))).allowed
     assert (await limiter.hit("ip-2", address, ("app", client))).allowed  # the lease's second event
-    (key,) = [k async for k in redis_client.scan_iter(match=f"{limiter._prefix}:app:*")]
+    (key,) = [k async for k in redis_client.scan_iter(match=f"{prefix}:app:*")]
     assert int(await redis_client.get(key)) == 2
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec
+from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec, validate_document
 from courseschool.resource_api.storage.items import PgItemStore
 
 from .api_env import ApiEnv
@@ -52,7 +52,7 @@ MUST_BE_PRIVATE = {"lecturers": {"email"}, "events": {"online_url"}, "digital_pr
 
 async def insert(env: ApiEnv, spec: AreaSpec) -> dict[str, Any]:
     school_id = await env.school("acme")
-    data = env.rs_app.state.resources._validated(spec, DOCUMENTS[spec.name])
+    data = validate_document(spec, DOCUMENTS[spec.name])
     return await PgItemStore(env.pool).create(spec, school_id, data)
 
 

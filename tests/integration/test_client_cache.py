@@ -66,14 +66,16 @@ async def test_a_row_is_read_once_then_kept(cache: RowCache[str], clean_db: asyn
     assert load.reads == 1
 
 
-async def test_a_change_by_anyone_drops_the_copy(cache: RowCache[str], clean_db: asyncpg.Pool) -> None:
+async def test_a_change_by_anyone_drops_the_copy(
+    cache: RowCache[str], clean_db: asyncpg.Pool, database_url: str
+) -> None:
     await clean_db.execute(INSERT, "app-1", "First name")
     await clean_db.execute(INSERT, "app-2", "Other app")
     load = Counted(clean_db)
     await cache.get("app-1", load)
     await cache.get("app-2", load)
     # Plain SQL on a connection of its own, as another replica or an operator's tool writes.
-    other = await asyncpg.connect(cache._dsn)
+    other = await asyncpg.connect(database_url)
     try:
         await other.execute("UPDATE authz_clients SET client_name = 'New name' WHERE client_id = 'app-1'")
     finally:

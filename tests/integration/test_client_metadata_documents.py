@@ -165,13 +165,15 @@ async def test_token_endpoint_refuses_an_unusable_document_client(cimd_flow: Flo
 
 
 async def test_fetches_are_counted_by_result(cimd_flow: Flow, site) -> None:
-    from courseschool.common.metrics import METADATA_FETCHES
+    from prometheus_client import REGISTRY
 
-    ok, failed = METADATA_FETCHES.labels("ok"), METADATA_FETCHES.labels("failed")
-    before = ok._value.get(), failed._value.get()
+    def fetches(result: str) -> float:
+        return REGISTRY.get_sample_value("courseschool_client_metadata_fetches_total", {"result": result}) or 0.0
+
+    before = fetches("ok"), fetches("failed")
     server, _ = site
     start, _, _ = await _start(cimd_flow, publish(server, "/counted.json"))
     assert start.status_code == 303
     published = publish(server, "/counted-bad.json")
     await _refused(cimd_flow, published.replace("/counted-bad.json", "/not-there.json"))  # 404: a failed fetch
-    assert (ok._value.get() - before[0], failed._value.get() - before[1]) == (1, 1)
+    assert (fetches("ok") - before[0], fetches("failed") - before[1]) == (1, 1)

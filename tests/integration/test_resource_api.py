@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec
+from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec, validate_document
 
 from .api_env import ApiEnv
 from .flow import BASE_URL
@@ -61,12 +61,10 @@ def sample(spec: AreaSpec, n: int = 0, **overrides: Any) -> dict[str, Any]:
 
 async def insert(env: ApiEnv, spec: AreaSpec, school: str, n: int = 0, **overrides: Any) -> dict[str, Any]:
     """Store an item directly (read-only areas have no write route)."""
-    from courseschool.resource_api.service import ResourceService
     from courseschool.resource_api.storage.items import PgItemStore
 
-    service: ResourceService = env.rs_app.state.resources
     school_id = await env.school(school)
-    return await PgItemStore(env.pool).create(spec, school_id, service._validated(spec, sample(spec, n, **overrides)))
+    return await PgItemStore(env.pool).create(spec, school_id, validate_document(spec, sample(spec, n, **overrides)))
 
 
 @pytest.fixture(params=["jwt", "introspection"])
