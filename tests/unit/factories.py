@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from courseschool.authz.protocol.models import AuthorizationCode, Client, Grant, User
+from courseschool.authz.protocol.context import TokenContext
+from courseschool.authz.protocol.models import AuthorizationCode, Client, Grant, RefreshToken, User
+from courseschool.authz.protocol.tokens import TokenPolicy
+from courseschool.common.clock import FrozenClock
 
 LOOPBACK_CB = "http://127.0.0.1:8080/callback"
+RESOURCE = "http://127.0.0.1:8000"
+GRANTS_PER_APP = 10
 
 
 def make_client(**overrides: Any) -> Client:
@@ -51,7 +56,7 @@ def make_grant(**overrides: Any) -> Grant:
         "user_id": "user-1",
         "school_id": "school-1",
         "scope": "openid courses:read",
-        "resource": "http://127.0.0.1:8000",
+        "resource": RESOURCE,
         "auth_time": 1_700_000_000,
         "created_at": 1_700_000_000,
         "revoked": False,
@@ -73,6 +78,44 @@ def make_code(**overrides: Any) -> AuthorizationCode:
     }
     fields.update(overrides)
     return AuthorizationCode(**fields)
+
+
+def make_refresh_token(**overrides: Any) -> RefreshToken:
+    """An unused refresh token of `make_grant()`'s grant, made when the grant was."""
+    fields: dict[str, Any] = {
+        "grant": make_grant(),
+        "user": make_user(),
+        "scope": "openid courses:read",
+        "resource": RESOURCE,
+        "created_at": 1_700_000_000,
+        "consumed_at": None,
+        "replay": None,
+        "successor_live": False,
+    }
+    fields.update(overrides)
+    return RefreshToken(**fields)
+
+
+def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int) -> TokenContext:
+    """What a grant handler is given: the ports passed in (`grants` is the revoker too),
+    a frozen clock at `now`, a day's idle and a week's absolute refresh lifetime, and
+    a ten-second retry window."""
+    return TokenContext(
+        clients=InMemoryClients(make_client()),
+        users=users,
+        codes=codes,
+        grants=grants,
+        revoker=grants,
+        signer=signer,
+        verifier=signer,
+        policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
+        clock=FrozenClock(now),
+        known_resources=frozenset({RESOURCE}),
+        refresh_idle_ttl=86400,
+        refresh_absolute_ttl=7 * 86400,
+        refresh_grace=10,
+        grants_per_app=GRANTS_PER_APP,
+    )
 
 
 class InMemoryClients:

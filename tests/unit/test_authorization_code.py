@@ -12,17 +12,23 @@ from courseschool.authz.protocol.context import TokenContext
 from courseschool.authz.protocol.grants.authorization_code import exchange_code
 from courseschool.authz.protocol.models import AuthorizationCode, EndedGrant, Grant, User
 from courseschool.authz.protocol.token_request import TokenForm
-from courseschool.authz.protocol.tokens import TokenPolicy
-from courseschool.common.clock import FrozenClock
 from courseschool.common.errors import InvalidGrantError, InvalidRequestError, InvalidTargetError
 
-from .factories import LOOPBACK_CB, RecordingSigner, make_client, make_code, make_grant, make_user
+from .factories import (
+    GRANTS_PER_APP,
+    LOOPBACK_CB,
+    RESOURCE,
+    RecordingSigner,
+    make_client,
+    make_code,
+    make_grant,
+    make_user,
+    token_context,
+)
 
 VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"  # RFC 7636 Appendix B; make_code holds its challenge
-RESOURCE = "http://127.0.0.1:8000"
 CODE = "the-code"
 NOW = 1_700_000_030  # make_code expires at 1_700_000_060
-GRANTS_PER_APP = 10
 
 
 class Codes:
@@ -87,20 +93,7 @@ def setup(
     if grant is not None or user is not None:
         code = msgspec.structs.replace(code, grant=grant or code.grant, user=user or code.user)
     signer = RecordingSigner()
-    ctx = TokenContext(
-        users=Users(),
-        codes=Codes((CODE, code)),
-        grants=grants,
-        revoker=grants,
-        signer=signer,
-        verifier=signer,
-        policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
-        clock=FrozenClock(now),
-        refresh_idle_ttl=86400,
-        refresh_absolute_ttl=7 * 86400,
-        refresh_grace=10,
-        grants_per_app=GRANTS_PER_APP,
-    )
+    ctx = token_context(codes=Codes((CODE, code)), grants=grants, users=Users(), signer=signer, now=now)
     return ctx, grants, signer
 
 
