@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from ..deployment import DEPLOY, REPO
+from ..support.deployment import DEPLOY, REPO
 
 CACHE_DIR = Path(os.environ.get("COURSESCHOOL_CACHE_DIR", "/var/cache/courseschool"))
 DOCKERFILE = DEPLOY / "Dockerfile"

@@ -28,7 +28,6 @@ from typing import Any
 import pytest
 import yaml
 
-from ..deployment import COMPOSE, SERVICES, free_port, run_gateway
 from ..split import (
     OWNER_EMAIL,
     OWNER_PASSWORD,
@@ -42,6 +41,7 @@ from ..split import (
     compose_environment,
     wait_until_ready,
 )
+from ..support.deployment import COMPOSE, SERVICES, free_port, run_gateway
 from .engine import Engine
 
 COMMAND_TIMEOUT = 120

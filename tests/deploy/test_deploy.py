@@ -41,7 +41,7 @@ import yaml
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
-from ..deployment import (
+from ..support.deployment import (
     COMPOSE,
     DEPLOY,
     MIGRATION_COMMAND,

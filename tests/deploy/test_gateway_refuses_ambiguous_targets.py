@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..deployment import SERVICES, nginx_or_skip, run_gateway
+from ..support.deployment import SERVICES, nginx_or_skip, run_gateway
 
 
 class _Recorder(ThreadingHTTPServer):

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..deployment import COMPOSE, DEPLOY, REPO, documented_granian_commands
+from ..support.deployment import COMPOSE, DEPLOY, REPO, documented_granian_commands
 
 CLI = REPO / "libs" / "common" / "src" / "courseschool" / "common" / "cli.py"
 SERVE = re.compile(r"^python -m courseschool\.(authz|resource_api|discovery) serve( |$)")

@@ -29,7 +29,7 @@ import psutil
 import pytest
 import redis.asyncio as aioredis
 
-from ..deployment import documented_granian_commands
+from ..support.deployment import documented_granian_commands
 from .servers import OwnRedis, free_port, server_folder
 
 READY_TIMEOUT = 60.0

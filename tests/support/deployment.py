@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 NGINX_CONF = DEPLOY / "nginx" / "nginx.conf"
 COMPOSE = DEPLOY / "compose.yaml"
