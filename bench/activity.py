@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from courseschool.common.db import create_pool, migrate  # noqa: E402
 from courseschool.platform.migrate import MIGRATIONS  # noqa: E402
 from courseschool.resource_api.storage.activity import ActivityQuery, PgActivityStore  # noqa: E402
-from tests.infra import temporary_database  # noqa: E402
+from tests.support.infra import temporary_database  # noqa: E402
 
 USER = "bench-activity-user"
 SCHOOL = uuid.UUID("00000000-0000-4000-8000-0000000000a1")

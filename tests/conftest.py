@@ -22,7 +22,7 @@ from courseschool.common.db import migrate
 from courseschool.common.jose import new_kek
 from courseschool.platform.migrate import MIGRATIONS
 
-from .infra import fresh_database_name, postgres_server, redis_server, temporary_database, with_database
+from .support.infra import fresh_database_name, postgres_server, redis_server, temporary_database, with_database
 
 TEMPLATES = "migrated-templates.json"  # in the run's shared folder: admin URL -> template database
 
@@ -183,7 +183,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Which path each test server (and the container tier's image) took, and why."""
-    from .infra import PATHS_TAKEN
+    from .support.infra import PATHS_TAKEN
 
     if PATHS_TAKEN:
         terminalreporter.section("test servers and containers")

@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from bench.run import copy_of
-from tests.infra import temporary_database
+from tests.support.infra import temporary_database
 
 
 @pytest.fixture

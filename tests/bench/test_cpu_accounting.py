@@ -24,7 +24,7 @@ from bench.harness import (
     redis_pid,
     tree_sample,
 )
-from tests.infra import temporary_database
+from tests.support.infra import temporary_database
 
 # Spins on the CPU for the given seconds of its own CPU time.
 BURN = "import sys, time\nend = time.process_time() + float(sys.argv[1])\nwhile time.process_time() < end: pass\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..infra import container_engine, engine_for_image
+from ..support.infra import container_engine, engine_for_image
 from .engine import BuiltImage
 
 pytestmark = pytest.mark.containers

@@ -1073,7 +1073,7 @@ def test_migration_command_migrates_every_service_and_registers_the_rs_client(co
     from courseschool.common.db import migration_files
     from courseschool.platform.migrate import MIGRATIONS
 
-    from ..infra import temporary_database_blocking
+    from ..support.infra import temporary_database_blocking
 
     command = compose_migration_command()
     with temporary_database_blocking(postgres_admin_url) as url:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..infra import temporary_database
+from ..support.infra import temporary_database
 from .conftest import Platform, running_platform
 from .support import owner_token
 

@@ -14,7 +14,7 @@ import pytest
 from courseschool.authz.components import Components
 from courseschool.common.jose import generate_signing_key, sign_jwt
 
-from ..infra import kill_pubsub_connections
+from ..support.infra import kill_pubsub_connections
 from .api_env import ApiEnv
 from .flow import BASE_URL
 from .tcp_proxy import TcpProxy, redis_proxy

@@ -9,7 +9,7 @@ import asyncpg
 
 from courseschool.common.db import migrate
 
-from ..infra import temporary_database
+from ..support.infra import temporary_database
 
 
 async def test_concurrent_runs_apply_each_migration_once(postgres_admin_url: str, tmp_path: Path) -> None:

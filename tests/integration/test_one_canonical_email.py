@@ -18,7 +18,7 @@ from courseschool.authz.app import MIGRATIONS, create_app
 from courseschool.authz.protocol.emails import canonical_email
 from courseschool.common.db import migrate
 
-from ..infra import temporary_database
+from ..support.infra import temporary_database
 from .conftest import serve
 from .flow import Flow
 from .sign_in import signed_in, try_sign_in, with_settings

@@ -8,7 +8,7 @@ import secrets
 
 import redis.asyncio as aioredis
 
-from ..infra import kill_pubsub_connections
+from ..support.infra import kill_pubsub_connections
 
 
 def _client(like: aioredis.Redis, db: int, name: str) -> aioredis.Redis:

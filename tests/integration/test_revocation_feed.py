@@ -14,7 +14,7 @@ from courseschool.common.redis import create_redis
 from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
 from courseschool.resource_api.auth.revocation_feed import RevocationFeed
 
-from ..infra import kill_pubsub_connections
+from ..support.infra import kill_pubsub_connections
 from .tcp_proxy import TcpProxy, redis_proxy
 
 

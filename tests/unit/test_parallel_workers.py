@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.infra import redis_url_for_worker, worker_number
+from tests.support.infra import redis_url_for_worker, worker_number
 
 
 def test_each_worker_gets_the_named_database_plus_its_number():
