@@ -839,8 +839,8 @@ async def split_services(seconds: int) -> list[str]:
     """The production topology (tests/split.py: each service started with its `serve`
     command, granian, behind the nginx gateway): each service's RSS idle, then after load
     through the gateway on its own paths."""
-    from tests.split import running_topology
     from tests.support.deployment import find_tool
+    from tests.support.split import running_topology
 
     nginx = find_tool("nginx")
     if nginx is None:

@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..e2e.conftest import browser, callback_server  # noqa: F401 - fixtures of this tier too
-from ..split import Topology, attach_log_tails
 from ..support.deployment import nginx_or_skip
 from ..support.infra import PATHS_TAKEN, temporary_database_blocking
+from ..support.split import Topology, attach_log_tails
 from .engine import BuiltImage, Engine, engine_or_skip, find_engine, project_image
 from .topology import running_containers
 

@@ -22,7 +22,7 @@ from ..deploy.test_deploy import _canon, _lock, _runtime_closure
 from ..e2e.conftest import CallbackServer
 from ..e2e.support import authorization_request, discover, exchange_code, register, verify_id_token
 from ..integration.tcp_proxy import redis_proxy
-from ..split import STOP_GRACE, Topology
+from ..support.split import STOP_GRACE, Topology
 from .engine import BuiltImage, Engine
 from .topology import ContainerService, new_service
 

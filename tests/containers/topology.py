@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ..split import (
+from ..support.deployment import COMPOSE, SERVICES, free_port, run_gateway
+from ..support.split import (
     OWNER_EMAIL,
     OWNER_PASSWORD,
     SCHOOL_SLUG,
@@ -41,7 +42,6 @@ from ..split import (
     compose_environment,
     wait_until_ready,
 )
-from ..support.deployment import COMPOSE, SERVICES, free_port, run_gateway
 from .engine import Engine
 
 COMMAND_TIMEOUT = 120

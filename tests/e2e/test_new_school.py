@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..split import Topology, running_topology
 from ..support.deployment import nginx_or_skip
 from ..support.infra import temporary_database_blocking
+from ..support.split import Topology, running_topology
 from .support import code_flow
 
 PASSWORD = "a new school's owner password"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..split import attach_log_tails
+from ..support.split import attach_log_tails
 
 FOLDER = Path(__file__).parent
 

@@ -30,8 +30,8 @@ from courseschool.common.cli import SHUTDOWN_GRACE
 from courseschool.common.jose import new_kek
 
 from ..e2e.support import Human, query_of
-from ..split import STOP_GRACE, Service, Topology, running_topology
 from ..support.deployment import NGINX_MISSING, find_tool, free_port
+from ..support.split import STOP_GRACE, Service, Topology, running_topology
 from .servers import OwnPostgres, OwnRedis, server_folder
 
 pytestmark = pytest.mark.skipif(find_tool("nginx") is None, reason=NGINX_MISSING)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from ..split import Topology, running_topology
 from ..support.deployment import NGINX_MISSING, find_tool
+from ..support.split import Topology, running_topology
 from . import test_faults
 from .test_faults import _all_ready, _no_half_written_grants, _probes, _refresh, _tokens, _until
 

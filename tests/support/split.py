@@ -48,7 +48,7 @@ import httpx
 import pytest
 import yaml
 
-from .support.deployment import COMPOSE, SERVICES, compose_migration_command, free_port, run_gateway
+from .deployment import COMPOSE, SERVICES, compose_migration_command, free_port, run_gateway
 
 OWNER_EMAIL = "owner@split.example.test"
 OWNER_PASSWORD = "split correct horse battery staple"
