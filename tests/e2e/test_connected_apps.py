@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from ..dpop_proofs import DpopKey
-from ..tls import HttpsServer, Reply, https_server
+from ..support.tls import HttpsServer, Reply, https_server
 from .conftest import CallbackServer, Platform, admin_cli, create_person, running_platform
 from .support import authorization_request, discover, exchange_code, register
 

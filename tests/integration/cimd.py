@@ -10,7 +10,7 @@ import msgspec
 
 from courseschool.authz.settings import AuthzSettings
 
-from ..tls import HttpsServer, Reply
+from ..support.tls import HttpsServer, Reply
 
 LOOPBACK = "http://127.0.0.1:53682/callback"
 ADMIN_TOKEN = "admin-token-for-tests-0123456789abcdef"

@@ -19,7 +19,7 @@ from courseschool.common.asgi import AppLifespan
 from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
-from ..tls import HttpsServer, https_server
+from ..support.tls import HttpsServer, https_server
 from .admin_api import with_admin
 from .cimd import cimd_settings
 from .flow import BASE_URL, Flow

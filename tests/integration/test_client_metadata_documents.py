@@ -8,7 +8,7 @@ import structlog
 
 from courseschool.authz.app import create_app
 
-from ..tls import Reply
+from ..support.tls import Reply
 from .cimd import LOOPBACK, cimd_settings, publish
 from .conftest import serve
 from .flow import BASE_URL, Flow, pkce_pair, query_of

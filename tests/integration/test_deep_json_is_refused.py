@@ -20,7 +20,7 @@ from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
 from courseschool.common.bearer import MAX_TOKEN
 
-from ..tls import HttpsServer, Reply, https_server
+from ..support.tls import HttpsServer, Reply, https_server
 from .api_env import ApiEnv
 from .conftest import AppClient, serve
 from .flow import REDIRECT_URI, Flow, pkce_pair

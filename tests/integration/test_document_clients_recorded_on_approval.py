@@ -12,7 +12,7 @@ from __future__ import annotations
 from courseschool.authz.endpoints.admin import AdminService
 from courseschool.authz.endpoints.registration import remove_unused_clients
 
-from ..tls import HttpsServer
+from ..support.tls import HttpsServer
 from .cimd import LOOPBACK, publish
 from .flow import Flow, pkce_pair, query_of
 

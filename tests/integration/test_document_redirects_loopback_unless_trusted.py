@@ -12,7 +12,7 @@ import msgspec
 import pytest
 import structlog
 
-from ..tls import HttpsServer
+from ..support.tls import HttpsServer
 from .admin_api import admin_cli
 from .cimd import ADMIN, LOOPBACK, publish
 from .flow import BASE_URL, Flow, pkce_pair, query_of

@@ -22,7 +22,7 @@ from courseschool.authz.settings import AuthzSettings
 from courseschool.authz.webhook import WebhookDelivery, retry_delay, signature
 from courseschool.common.settings import SettingsError, load_settings
 
-from ..tls import HttpsServer, Reply, https_server
+from ..support.tls import HttpsServer, Reply, https_server
 from .conftest import serve
 from .flow import BASE_URL, Flow, Lifecycle
 

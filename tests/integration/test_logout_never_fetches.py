@@ -21,7 +21,7 @@ import pytest
 
 from courseschool.authz.app import create_app
 
-from ..tls import HttpsServer
+from ..support.tls import HttpsServer
 from .cimd import publish
 from .conftest import serve
 from .flow import BASE_URL, REDIRECT_URI, Flow

@@ -13,7 +13,7 @@ import pytest
 
 from courseschool.authz.endpoints.admin import AdminService
 
-from ..tls import HttpsServer
+from ..support.tls import HttpsServer
 from . import cimd
 from .flow import BASE_URL, REDIRECT_URI, Flow, pkce_pair
 
