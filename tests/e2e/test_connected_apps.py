@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..dpop_proofs import DpopKey
+from ..support.dpop_proofs import DpopKey
 from ..support.tls import HttpsServer, Reply, https_server
 from .conftest import CallbackServer, Platform, admin_cli, create_person, running_platform
 from .support import authorization_request, discover, exchange_code, register

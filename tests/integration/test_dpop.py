@@ -20,7 +20,7 @@ from courseschool.common.clock import FrozenClock
 from courseschool.common.dpop import DpopChecker, DpopPolicy, ProofTarget
 from courseschool.common.dpop_store import RedisDpopStore
 
-from ..dpop_proofs import DpopKey
+from ..support.dpop_proofs import DpopKey
 from .conftest import serve
 from .flow import BASE_URL, Flow, Lifecycle, query_of
 

@@ -13,7 +13,7 @@ import pytest
 
 from courseschool.common.clock import FrozenClock
 
-from ..dpop_proofs import DpopKey
+from ..support.dpop_proofs import DpopKey
 from .api_env import ApiEnv
 from .flow import BASE_URL
 

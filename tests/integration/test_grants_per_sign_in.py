@@ -19,7 +19,7 @@ from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
 from courseschool.common.revocation import grant_key
 
-from ..dpop_proofs import DpopKey
+from ..support.dpop_proofs import DpopKey
 from .apps_page import FIREFOX_LINUX, SAFARI_MAC, browser
 from .conftest import serve
 from .flow import Flow, Lifecycle

@@ -25,7 +25,7 @@ from courseschool.common.dpop_store import MemoryDpopStore
 from courseschool.common.errors import InvalidDpopProofError, InvalidTokenError, UseDpopNonceError
 from courseschool.common.uris import comparable_uri
 
-from ..dpop_proofs import DpopKey, unsigned
+from ..support.dpop_proofs import DpopKey, unsigned
 
 NOW = 1_700_000_000
 URL = "https://school.example/api/oauth/token"

@@ -15,7 +15,7 @@ from courseschool.common.dpop import DpopChecker, DpopPolicy, ProofTarget, repla
 from courseschool.common.dpop_store import MemoryDpopStore
 from courseschool.common.errors import InvalidDpopProofError
 
-from ..dpop_proofs import DpopKey
+from ..support.dpop_proofs import DpopKey
 
 NOW = 1_700_000_000
 WINDOW = 60
