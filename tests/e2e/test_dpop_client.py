@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ..npm import npm_ci
 from ..support.dpop_proofs import DpopKey
+from ..support.npm import npm_ci
 from .conftest import CallbackServer, Platform, running_platform
 from .support import Human
 

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..npm import npm_ci
+from ..support.npm import npm_ci
 from .conftest import Platform
 from .support import owner_token
 

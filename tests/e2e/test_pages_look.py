@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..npm import npm_ci
+from ..support.npm import npm_ci
 from .conftest import CallbackServer, Platform, admin_cli, create_person
 from .support import SCOPE, authorization_request, discover, register
 
