@@ -85,8 +85,8 @@ from courseschool.common.cli import HEADER_READ_TIMEOUT  # noqa: E402
 GRANTS_PER_APP = 10  # the setting's default: the bench's grants are one per user, far below it
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
-from tests.e2e.support import CALLBACK, code_flow  # noqa: E402
 from tests.support.infra import temporary_database  # noqa: E402
+from tests.support.oauth_client import CALLBACK, code_flow  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")  # main() may start the bench's own

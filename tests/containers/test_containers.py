@@ -20,8 +20,8 @@ import pytest
 
 from ..deploy.test_deploy import _canon, _lock, _runtime_closure
 from ..e2e.conftest import CallbackServer
-from ..e2e.support import authorization_request, discover, exchange_code, register, verify_id_token
 from ..integration.tcp_proxy import redis_proxy
+from ..support.oauth_client import authorization_request, discover, exchange_code, register, verify_id_token
 from ..support.split import STOP_GRACE, Topology
 from .engine import BuiltImage, Engine
 from .topology import ContainerService, new_service

@@ -12,8 +12,8 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 
+from ..support.oauth_client import SCOPE, Human, discover, query_of, register, strip_query, verify_id_token
 from .conftest import CallbackServer, Platform
-from .support import SCOPE, Human, discover, query_of, register, strip_query, verify_id_token
 
 
 async def _authorize(

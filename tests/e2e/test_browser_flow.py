@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from ..support.oauth_client import SCOPE, authorization_request, discover, exchange_code, register, verify_id_token
 from .conftest import CallbackServer, Platform
-from .support import SCOPE, authorization_request, discover, exchange_code, register, verify_id_token
 
 pytestmark = pytest.mark.browser
 

@@ -20,8 +20,8 @@ from httpx_oauth.oauth2 import OAuth2
 from oauthlib.oauth2 import WebApplicationClient
 from requests_oauthlib import OAuth2Session
 
+from ..support.oauth_client import SCOPE, Human, discover, register
 from .conftest import Platform
-from .support import SCOPE, Human, discover, register
 
 REDIRECT = "http://127.0.0.1:53682/callback"  # the libraries only read the redirect; nothing listens
 

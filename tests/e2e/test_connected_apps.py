@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from ..support.dpop_proofs import DpopKey
+from ..support.oauth_client import authorization_request, discover, exchange_code, register
 from ..support.tls import HttpsServer, Reply, https_server
 from .conftest import CallbackServer, Platform, admin_cli, create_person, running_platform
-from .support import authorization_request, discover, exchange_code, register
 
 pytestmark = pytest.mark.browser
 

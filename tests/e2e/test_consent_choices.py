@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from ..support.oauth_client import authorization_request, discover, exchange_code, register
 from .conftest import CallbackServer, Platform
-from .support import authorization_request, discover, exchange_code, register
 
 pytestmark = pytest.mark.browser
 

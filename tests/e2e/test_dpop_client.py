@@ -26,8 +26,8 @@ import pytest
 
 from ..support.dpop_proofs import DpopKey
 from ..support.npm import npm_ci
+from ..support.oauth_client import Human
 from .conftest import CallbackServer, Platform, running_platform
-from .support import Human
 
 # pytest-xdist: one worker: `npm ci` runs in tests/clients/, a folder of the repository.
 pytestmark = pytest.mark.xdist_group("npm-clients")

@@ -21,8 +21,8 @@ import pytest
 
 from ..support.deployment import nginx_or_skip
 from ..support.infra import temporary_database_blocking
+from ..support.oauth_client import code_flow
 from ..support.split import Topology, running_topology
-from .support import code_flow
 
 PASSWORD = "a new school's owner password"
 SCOPE = "openid school:read courses:read courses:write"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ..support.infra import temporary_database
+from ..support.oauth_client import owner_token
 from .conftest import Platform, running_platform
-from .support import owner_token
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 

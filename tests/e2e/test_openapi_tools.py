@@ -23,8 +23,8 @@ import httpx
 import pytest
 
 from ..support.npm import npm_ci
+from ..support.oauth_client import owner_token
 from .conftest import Platform
-from .support import owner_token
 
 # pytest-xdist: one worker: `npm ci` runs in tests/openapi/, a folder of the repository.
 pytestmark = pytest.mark.xdist_group("npm-openapi")

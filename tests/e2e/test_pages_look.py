@@ -48,8 +48,8 @@ import httpx
 import pytest
 
 from ..support.npm import npm_ci
+from ..support.oauth_client import SCOPE, authorization_request, discover, register
 from .conftest import CallbackServer, Platform, admin_cli, create_person
-from .support import SCOPE, authorization_request, discover, register
 
 # pytest-xdist: one worker: the module's fixture writes test-artifacts/contrast.txt from all of its tests.
 pytestmark = pytest.mark.xdist_group("pages-look")

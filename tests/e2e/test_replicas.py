@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 import httpx
 
+from ..support.oauth_client import Human, query_of
 from .conftest import CallbackServer, Platform, admin_cli
-from .support import Human, query_of
 
 
 def _pkce() -> tuple[str, str]:

@@ -10,8 +10,8 @@ import httpx
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 
+from ..support.oauth_client import Human, query_of
 from .conftest import CallbackServer, Platform
-from .support import Human, query_of
 
 SCOPE = "openid courses:read students:read analytics:read"
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import httpx
 
+from ..support.oauth_client import Human, query_of, strip_query
 from .conftest import CallbackServer, Platform
-from .support import Human, query_of, strip_query
 
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.M | re.S)
 HUMAN_STEP = "\n## 4. Sign in and approve in the browser\n"

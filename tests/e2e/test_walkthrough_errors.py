@@ -15,8 +15,8 @@ from pathlib import Path
 
 import httpx
 
+from ..support.oauth_client import Human, discover, query_of, register
 from .conftest import running_platform
-from .support import Human, discover, query_of, register
 from .test_walkthrough import SH_BLOCK
 
 REDIRECT = "http://127.0.0.1:53682/callback"

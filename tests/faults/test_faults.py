@@ -29,8 +29,8 @@ import pytest
 from courseschool.common.cli import SHUTDOWN_GRACE
 from courseschool.common.jose import new_kek
 
-from ..e2e.support import Human, query_of
 from ..support.deployment import NGINX_MISSING, find_tool, free_port
+from ..support.oauth_client import Human, query_of
 from ..support.split import STOP_GRACE, Service, Topology, running_topology
 from .servers import OwnPostgres, OwnRedis, server_folder
 
