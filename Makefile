@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PKGS   := libs/common services/authz services/resource-api services/discovery platform
 
 # The test suite mostly waits (servers, subprocesses, a browser): two workers per core,
-# pytest-xdist, one database and one Redis database each (tests/infra.py). Tests that must
+# pytest-xdist, one database and one Redis database each (tests/support/infra.py). Tests that must
 # share a worker are marked xdist_group. TEST_WORKERS=0 runs it in this one process.
 TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) * 2 )))
 XDIST := -n $(TEST_WORKERS) --dist loadgroup

@@ -836,7 +836,7 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
 
 
 async def split_services(seconds: int) -> list[str]:
-    """The production topology (tests/split.py: each service started with its `serve`
+    """The production topology (tests/support/split.py: each service started with its `serve`
     command, granian, behind the nginx gateway): each service's RSS idle, then after load
     through the gateway on its own paths."""
     from tests.support.deployment import find_tool

@@ -1,7 +1,7 @@
 """Fixtures shared by every test: a real Postgres database and a real Redis.
 
 With pytest-xdist (`make test` runs it) each worker is a session of its own with its
-own database and Redis database (tests/infra.py). The migrations run once per run and
+own database and Redis database (tests/support/infra.py). The migrations run once per run and
 server: into a template database that every worker's database is copied from."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fixtures' container route (tests/infra.py): testcontainers on podman's
+"""The fixtures' container route (tests/support/infra.py): testcontainers on podman's
 Docker-compatible API where podman is the engine, used for an image the engine has (or
 can pull), and a plain reason to fall back where it has not (postgres:16-alpine and
 redis:7-alpine on a machine without an image registry)."""

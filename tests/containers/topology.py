@@ -8,7 +8,7 @@ What differs from compose, and why: the containers share the host's network
 are the machine's), so each service listens on a free loopback port instead of 0.0.0.0
 with its compose port, and the compose host names become those ports. Everything else
 is read from compose.yaml: each service's command, environment (secrets, the origin, the
-database and Redis are the test's, as in tests/split.py) and hardening (read-only root,
+database and Redis are the test's, as in tests/support/split.py) and hardening (read-only root,
 tmpfs /tmp, every capability dropped, no-new-privileges, uid 10001). The school and its
 owner are made with the admin command line inside the authz container (`exec`), as an
 operator of compose would."""

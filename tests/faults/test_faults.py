@@ -1,4 +1,4 @@
-"""Faults injected into the production topology (tests/split.py: authz, the resource API
+"""Faults injected into the production topology (tests/support/split.py: authz, the resource API
 and discovery as three processes started with their production commands, behind the
 nginx gateway of deploy/nginx/nginx.conf), over servers the tests start themselves
 (their own PostgreSQL and Redis, started like the embedded default, never the machine's).

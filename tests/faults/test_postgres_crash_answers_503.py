@@ -3,7 +3,7 @@ under load at the token endpoint is answered like every other database outage: f
 JSON 503s, never a 500 nor a logged traceback (a connection broken mid-operation raised
 asyncpg's InternalClientError "cannot switch to state ..." from the client lookup), and
 the service resumes by itself after the restart (crash recovery), with no half-written
-grant. In the production topology (tests/split.py) over a PostgreSQL of the test's own."""
+grant. In the production topology (tests/support/split.py) over a PostgreSQL of the test's own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Client ID Metadata Documents in tests: a local HTTPS server with a test CA
-(tests/tls.py) stands in for the web; the app trusts that CA and may fetch from
+(tests/support/tls.py) stands in for the web; the app trusts that CA and may fetch from
 loopback (`site` and `cimd_flow` in conftest.py)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 - Every failure cause shows the same page (otherwise the server is a port scanner
   of public hosts); the cause goes to the log only.
 
-A local HTTPS server with a test CA (tests/tls.py) stands in for the web. Slow DNS is
+A local HTTPS server with a test CA (tests/support/tls.py) stands in for the web. Slow DNS is
 made deterministic: the lookup of one test host blocks until the test ends.
 """
 

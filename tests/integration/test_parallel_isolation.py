@@ -1,4 +1,4 @@
-"""The parallel suite's isolation on a shared Redis server (tests/infra.py): a test that
+"""The parallel suite's isolation on a shared Redis server (tests/support/infra.py): a test that
 ends the revocation feed's connection ends only the pub/sub connections of its own
 database, never those of another xdist worker (or another run) on the same server."""
 

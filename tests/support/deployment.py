@@ -3,7 +3,7 @@ tools they run (nginx, hadolint, ...), the nginx gateway of deploy/nginx/nginx.c
 live on loopback, and the migration step of compose/the Job.
 
 Shared by tests/deploy (the artefacts checked with the real tools, in front of stub
-upstreams) and tests/split.py (the three real services behind the real gateway)."""
+upstreams) and tests/support/split.py (the three real services behind the real gateway)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def free_port() -> int:
 
 def _substitute(text: str, pattern: str, replacement: str) -> str:
     new, count = re.subn(pattern, replacement, text)
-    assert count >= 1, f"nginx.conf changed: {pattern!r} not found; update tests/deployment.py"
+    assert count >= 1, f"nginx.conf changed: {pattern!r} not found; update tests/support/deployment.py"
     return new
 
 

@@ -226,7 +226,7 @@ def compose_environment(
         else:
             value = _COMPOSE_HOST.sub(lambda m: f"http://127.0.0.1:{ports[m.group(1)]}", value)
         assert "${" not in value and not _COMPOSE_HOST.search(value), (
-            f"compose.yaml: {name}.{key}={raw!r} is new to tests/split.py; say what it is on loopback"
+            f"compose.yaml: {name}.{key}={raw!r} is new to tests/support/split.py; say what it is on loopback"
         )
         env[key] = value
     return env

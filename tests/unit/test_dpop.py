@@ -1,7 +1,7 @@
 """DPoP proofs, RFC 9449: the checks of §4.3 one by one, the thumbprint (RFC 7638), `ath`
 (§4.2), `htu` normalisation, the replay cache and the server nonce (§8, §11.1), and a
 protected resource's sender rule (§7.1, §7.2). The proofs are made as a client makes them
-(tests/dpop_proofs.py); the state is the production in-memory store."""
+(tests/support/dpop_proofs.py); the state is the production in-memory store."""
 
 from __future__ import annotations
 

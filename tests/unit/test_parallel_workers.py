@@ -1,4 +1,4 @@
-"""The parallel suite's isolation (tests/infra.py): each pytest-xdist worker gets a Redis
+"""The parallel suite's isolation (tests/support/infra.py): each pytest-xdist worker gets a Redis
 database of its own, counted from the one TEST_REDIS_URL names, and a clear refusal when
 the server has too few."""
 
