@@ -1,12 +1,12 @@
-"""What every bench scenario shares: ports, pinning, starting a server, running wrk and
-reading its figures (with the checks our Lua scripts print), medians, RSS."""
+"""What every bench scenario shares: pinning, starting a server, running wrk and reading
+its figures (with the checks our Lua scripts print), medians, RSS. Free ports come from
+tests/support/net.py, which the tests use too."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -17,15 +17,11 @@ from urllib.parse import urlsplit
 import httpx
 import psutil
 
+from tests.support.net import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 CORES = os.cpu_count() or 1
 SERVER_CORE, LOAD_CORE = 0, 1
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pinned(cmd: list[str], core: int | None) -> list[str]:
@@ -144,6 +140,7 @@ def rss_mb(process: subprocess.Popen[bytes] | int) -> float:
 # spends its time on), run on the server's core in a process of its own.
 _PROBE = """
 import hashlib, json, time
+from tests.support.net import free_port
 def unit():
     d = {"k%d" % i: [i, str(i), {"v": i * 2}] for i in range(40)}
     s = json.dumps(d, sort_keys=True)

@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import run as B  # noqa: E402
-from bench.harness import LOAD_CORE, free_port, pinned, start, stop  # noqa: E402
+from bench.harness import LOAD_CORE, pinned, start, stop  # noqa: E402
+from tests.support.net import free_port  # noqa: E402
 
 
 def _worker(pid: int) -> int:

@@ -15,8 +15,9 @@ from urllib.parse import urlencode
 
 import httpx
 
-from bench.harness import ROOT, free_port, rss_mb, start, stop
+from bench.harness import ROOT, rss_mb, start, stop
 from courseschool.common.secrets import new_token
+from tests.support.net import free_port
 
 BENCH = ROOT / "bench"
 PUBLIC_CLIENT, RS_CLIENT = "bench-public", "bench-rs"

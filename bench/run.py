@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import base64
 import contextlib
-import hashlib
 import os
 import shutil
 import statistics
@@ -55,7 +54,6 @@ from bench.harness import (  # noqa: E402
     backends_cpu_seconds,
     busy_seconds,
     cpu_seconds,
-    free_port,
     median_of,
     redis_pid,
     rss_mb,
@@ -86,7 +84,8 @@ GRANTS_PER_APP = 10  # the setting's default: the bench's grants are one per use
 from courseschool.common.jose import new_kek  # noqa: E402
 from courseschool.common.secrets import new_token  # noqa: E402
 from tests.support.infra import temporary_database  # noqa: E402
-from tests.support.oauth_client import CALLBACK, code_flow  # noqa: E402
+from tests.support.net import free_port  # noqa: E402
+from tests.support.oauth_client import CALLBACK, code_flow, s256  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")  # main() may start the bench's own
@@ -157,7 +156,7 @@ async def mint(dsn: str, reg: dict, base: str, count: int, email: str = EMAIL) -
     grants = PgGrantStore(pool)
     users = iter(await bench_users(pool, email, count * 2))
     verifier = "v" * 64
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    challenge = s256(verifier)
     now = int(time.time())
     codes: list[str] = []
     refreshes: list[str] = []
@@ -210,7 +209,7 @@ async def mint_public(dsn: str, client_id: str, base: str, kind: str, count: int
     our grant store: `code` gives token-endpoint form bodies (PKCE S256), `refresh` the
     refresh token a code redemption recorded (the head of a new lineage)."""
     verifier = "v" * 64
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    challenge = s256(verifier)
     now = int(time.time())
     out: list[str] = []
     async with asyncpg.create_pool(dsn, min_size=1, max_size=8) as pool:

@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ..support.deployment import COMPOSE, SERVICES, free_port, run_gateway
+from ..support.deployment import COMPOSE, SERVICES, run_gateway
+from ..support.net import free_port
 from ..support.split import (
     OWNER_EMAIL,
     OWNER_PASSWORD,

@@ -22,7 +22,8 @@ from courseschool.discovery.settings import DiscoverySettings
 from courseschool.platform.__main__ import MigrateSettings
 from courseschool.resource_api.settings import ResourceSettings
 
-from ..support.deployment import COMPOSE, DEPLOY, free_port
+from ..support.deployment import COMPOSE, DEPLOY
+from ..support.net import free_port
 
 SETTINGS: dict[str, type[BaseSettings]] = {
     "authz": AuthzSettings,

@@ -14,7 +14,6 @@ import os
 import queue
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+
+from ..support.net import free_port
 
 DEMO_EMAIL = "e2e-owner@example.test"
 DEMO_PASSWORD = "e2e correct horse battery staple"
@@ -51,12 +52,6 @@ _PLATFORM_ENV = (
     "FORWARDED_ALLOW_IPS",
     "DEV",
 )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,9 @@ client that omits `scope` gets the documented default (RFC 6749 §3.3)."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import os
 import secrets
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -20,7 +17,7 @@ from httpx_oauth.oauth2 import OAuth2
 from oauthlib.oauth2 import WebApplicationClient
 from requests_oauthlib import OAuth2Session
 
-from ..support.oauth_client import SCOPE, Human, discover, register
+from ..support.oauth_client import SCOPE, Human, discover, pkce_pair, query_of, register
 from .conftest import Platform
 
 REDIRECT = "http://127.0.0.1:53682/callback"  # the libraries only read the redirect; nothing listens
@@ -125,13 +122,12 @@ async def test_httpx_oauth_with_client_secret_basic(platform: Platform) -> None:
         token_endpoint_auth_method="client_secret_basic",
         revocation_endpoint_auth_method="client_secret_basic",
     )
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    verifier, challenge = pkce_pair()
     url = await oauth.get_authorization_url(
         REDIRECT, state="s1", scope=SCOPE.split(), code_challenge=challenge, code_challenge_method="S256"
     )
     callback = await _approve(platform, url)
-    code = dict(p.split("=", 1) for p in urlsplit(callback).query.split("&"))["code"]
+    code = query_of(callback)["code"]
     token = await oauth.get_access_token(code, REDIRECT, verifier)
     await _api_reads_courses(platform, token["access_token"])
     refreshed = await oauth.refresh_token(token["refresh_token"])

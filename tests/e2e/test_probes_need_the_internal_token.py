@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import READY_TIMEOUT, Platform, _stop, _tail, free_port
+from ..support.net import free_port
+from .conftest import READY_TIMEOUT, Platform, _stop, _tail
 
 PROBES = ("/healthz", "/readyz", "/metrics")
 

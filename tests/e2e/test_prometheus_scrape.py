@@ -18,7 +18,8 @@ import httpx
 import pytest
 import yaml
 
-from .conftest import Platform, free_port
+from ..support.net import free_port
+from .conftest import Platform
 
 PROMETHEUS = shutil.which("prometheus")
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"

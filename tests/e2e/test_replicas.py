@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import json
 import secrets
 import time
@@ -14,14 +13,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from ..support.oauth_client import Human, query_of
+from ..support.oauth_client import Human, pkce_pair, query_of
 from .conftest import CallbackServer, Platform, admin_cli
-
-
-def _pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    return verifier, challenge
 
 
 async def _tokens_across(
@@ -37,7 +30,7 @@ async def _tokens_across(
             },
         )
     ).json()
-    verifier, challenge = _pkce()
+    verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(8)
     url = f"{a.base_url}/oauth/authorize?" + urlencode(
         {

@@ -21,7 +21,8 @@ import msgspec
 import psutil
 import pytest
 
-from .conftest import _PLATFORM_ENV, Platform, _stop, _tail, free_port
+from ..support.net import free_port
+from .conftest import _PLATFORM_ENV, Platform, _stop, _tail
 from .test_stop_signals_stop_embedded_servers import _embedded, _wait_ready
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _stop, _tail, free_port
+from ..support.net import free_port
+from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _stop, _tail
 
 CALLBACK = "http://127.0.0.1:9/callback"
 

@@ -23,7 +23,8 @@ import httpx
 import psutil
 import pytest
 
-from .conftest import _PLATFORM_ENV, _tail, free_port
+from ..support.net import free_port
+from .conftest import _PLATFORM_ENV, _tail
 
 # pytest-xdist: one worker: one data folder (initdb once) for every start of the module.
 pytestmark = pytest.mark.xdist_group("stop-signals")

@@ -6,8 +6,6 @@ no token."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import re
 import shlex
 import subprocess
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from ..support.oauth_client import Human, discover, query_of, register
+from ..support.oauth_client import Human, discover, query_of, register, s256
 from .conftest import running_platform
 from .test_walkthrough import SH_BLOCK
 
@@ -37,7 +35,7 @@ async def test_an_expired_code_shows_the_servers_error_in_step_6(
             meta = await discover(http, platform.base_url)
             reg = await register(http, meta, REDIRECT)
         verifier = "v" * 50
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        challenge = s256(verifier)
         url = str(
             httpx.URL(
                 meta["authorization_endpoint"],

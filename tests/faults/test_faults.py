@@ -13,9 +13,6 @@ the tail of every process's log is shown (tests/faults/conftest.py)."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import secrets
 import shutil
 import signal
 import time
@@ -29,8 +26,9 @@ import pytest
 from courseschool.common.cli import SHUTDOWN_GRACE
 from courseschool.common.jose import new_kek
 
-from ..support.deployment import NGINX_MISSING, find_tool, free_port
-from ..support.oauth_client import Human, query_of
+from ..support.deployment import NGINX_MISSING, find_tool
+from ..support.net import free_port
+from ..support.oauth_client import Human, pkce_pair, query_of
 from ..support.split import STOP_GRACE, Service, Topology, running_topology
 from .servers import OwnPostgres, OwnRedis, server_folder
 
@@ -69,13 +67,8 @@ def topology(servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topo
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    return verifier, base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-
-
 async def _code(http: httpx.AsyncClient, topology: Topology, reg: dict) -> tuple[str, str]:
-    verifier, challenge = _pkce()
+    verifier, challenge = pkce_pair()
     url = f"{topology.base_url}/oauth/authorize?" + urlencode(
         {
             "response_type": "code",

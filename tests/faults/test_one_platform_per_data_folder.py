@@ -25,7 +25,8 @@ import pytest
 
 from courseschool.platform.instance import InstanceRefused, claim
 
-from .servers import free_port, server_folder
+from ..support.net import free_port
+from .servers import server_folder
 
 READY_TIMEOUT = 90.0
 REFUSAL_TIMEOUT = 60.0

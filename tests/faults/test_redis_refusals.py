@@ -22,7 +22,8 @@ from courseschool.common.settings import load_settings
 from courseschool.common.web import service_app
 
 from ..integration.flow import BASE_URL, Flow, pkce_pair
-from .servers import OwnRedis, free_port, server_folder
+from ..support.net import free_port
+from .servers import OwnRedis, server_folder
 
 
 @pytest.fixture

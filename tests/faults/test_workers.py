@@ -30,7 +30,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from ..support.deployment import documented_granian_commands
-from .servers import OwnRedis, free_port, server_folder
+from ..support.net import free_port
+from .servers import OwnRedis, server_folder
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0

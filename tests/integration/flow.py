@@ -3,13 +3,11 @@ client and a person in a browser would."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 import secrets
 import uuid
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import asyncpg
 import httpx
@@ -17,26 +15,18 @@ import httpx
 from courseschool.authz.passwords import hash_password
 from courseschool.authz.storage.users import PgUserStore
 
+from ..support.oauth_client import pkce_pair, query_of
+
 BASE_URL = "http://127.0.0.1:8000"
 REDIRECT_URI = "http://127.0.0.1:53682/callback"
 PASSWORD = "correct horse battery staple"
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
-def pkce_pair() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    return verifier, challenge
-
-
 def csrf_of(html: str) -> str:
     """The CSRF token a page's forms carry ("" when it has none)."""
     match = _CSRF.search(html)
     return match.group(1) if match else ""
-
-
-def query_of(location: str) -> dict[str, str]:
-    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
 
 class Flow:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from .net import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 NGINX_CONF = DEPLOY / "nginx" / "nginx.conf"
@@ -51,12 +53,6 @@ def nginx_or_skip() -> str:
     if found is None:
         pytest.skip(NGINX_MISSING)
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _substitute(text: str, pattern: str, replacement: str) -> str:

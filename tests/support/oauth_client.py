@@ -17,7 +17,19 @@ CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 SCOPE = "openid profile email courses:read"
 
 
+def s256(verifier: str) -> str:
+    """The S256 code challenge of `verifier` (RFC 7636 §4.2), computed here, not by the server's code."""
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+def pkce_pair() -> tuple[str, str]:
+    """A fresh PKCE code verifier and its S256 challenge."""
+    verifier = secrets.token_urlsafe(48)
+    return verifier, s256(verifier)
+
+
 def query_of(url: str) -> dict[str, str]:
+    """The query parameters of a URL (a redirect's Location), one value each; blank values kept."""
     return {k: v[0] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
 
 
@@ -30,8 +42,7 @@ def authorization_request(
     meta: dict[str, Any], reg: dict[str, Any], redirect_uri: str, *, scope: str = SCOPE
 ) -> dict[str, str]:
     """A PKCE authorization request for a browser to open: its URL, the verifier, and its parameters."""
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    verifier, challenge = pkce_pair()
     params = {
         "response_type": "code",
         "client_id": reg["client_id"],
@@ -205,8 +216,7 @@ async def code_flow(
     client's secret when it has one). (registration, token response)."""
     async with httpx.AsyncClient(timeout=30) as http:
         reg = (await http.post(f"{base_url}/api/oauth/register", json={"redirect_uris": [CALLBACK], **metadata})).json()
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        verifier, challenge = pkce_pair()
         url = f"{base_url}/oauth/authorize?" + urlencode(
             {
                 "response_type": "code",

@@ -48,7 +48,8 @@ import httpx
 import pytest
 import yaml
 
-from .deployment import COMPOSE, SERVICES, compose_migration_command, free_port, run_gateway
+from .deployment import COMPOSE, SERVICES, compose_migration_command, run_gateway
+from .net import free_port
 
 OWNER_EMAIL = "owner@split.example.test"
 OWNER_PASSWORD = "split correct horse battery staple"
