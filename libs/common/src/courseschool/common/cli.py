@@ -4,8 +4,8 @@
 (a Kubernetes Job or init container runs it); `serve` runs the HTTP server. A missing
 or malformed setting stops start-up with one clear line and exit code 2.
 
-The server is granian (chosen by `bench/RESULTS.md`: 1.25-1.8x uvicorn's throughput on
-our paths); the all-in-one's `run` uses the same `serve_app`. Its workers are processes
+The server is granian, chosen by measurement (bench/RESULTS.md, "uvicorn or granian");
+the all-in-one's `run` uses the same `serve_app`. Its workers are processes
 that build the app from the same environment; each app is wrapped in our proxy-headers
 middleware (`forwarded.py`: FORWARDED_ALLOW_IPS only, X-Forwarded-For read from the
 right). HTTP/1.1 only, with a header read timeout: a client that has not sent its whole
@@ -112,8 +112,8 @@ def serve_app(
         interface=Interfaces.ASGI,
         workers=workers,
         http=HTTPModes.http1,
-        # uvloop: the event loop's own work (polling, callbacks, socket writes) is a fifth
-        # of a token request's CPU on asyncio's pure-Python loop (bench/RESULTS.md).
+        # uvloop: the event loop's own work (polling, callbacks, socket writes) is a large
+        # share of a token request's CPU on asyncio's pure-Python loop (bench/RESULTS.md).
         loop=Loops.uvloop,
         http1_settings=HTTP1Settings(header_read_timeout=HEADER_READ_TIMEOUT * 1000),
         # granian's own records go to the root handler configure_logging set up (one format).

@@ -166,7 +166,7 @@ class VerifiedTokens:
 
     The same access token comes back again and again (a resource server introspects
     it, or calls UserInfo, on each of its own requests), and its signature check is
-    the largest part of that work (an ECDSA verification, ~100 µs; bench/RESULTS.md).
+    the largest part of that work (an ECDSA verification; bench/RESULTS.md).
     What a token's text and the key set decide (signature, typ, alg, required claims,
     issuer, audience) is kept by the token's exact text, so a changed byte is a new
     token, checked in full. The time checks run at every use, and a token is kept only

@@ -135,8 +135,8 @@ class HeldDocuments:
     (`send_document`) inside `handled`, so with the same request id, log line and
     metrics as any request. What it skips is work that cannot change the answer: the
     all-in-one's path router, the proxy headers (no one reads the client's address
-    here), the framework's routing and its error layer. Under granian a JWKS request
-    took 68 µs of CPU through them and takes 49 µs here (bench/RESULTS.md). Anything
+    here), the framework's routing and its error layer; what that saves a JWKS request
+    is measured in bench/RESULTS.md. Anything
     else, or a document the app does not hold right now, goes on to `app` unchanged,
     and the app's own route for the same path answers from the same lookup."""
 

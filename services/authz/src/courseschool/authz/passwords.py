@@ -1,8 +1,9 @@
 """Password hashing with argon2id (argon2-cffi's defaults, RFC 9106 parameters), off
 the event loop.
 
-One hash costs about 100 ms of CPU and 64 MiB. Run on the event loop, a flood of
-sign-ins stalled every other request (security review, finding 4). `PasswordWork`
+One hash is slow on purpose and takes 64 MiB (argon2id's time and memory costs). Run
+on the event loop, a flood of sign-ins stalled every other request (security review,
+finding 4). `PasswordWork`
 runs them on a small thread pool instead (argon2-cffi releases the GIL while it
 hashes), as many at once as the pool has threads (one per core by default), with at
 most a bounded number more waiting for a thread; beyond that it refuses at once with
