@@ -1,11 +1,17 @@
-"""structlog set-up: JSON lines in production, pretty output in a terminal.
+"""structlog set-up: JSON lines, or pretty output when LOG_FORMAT says `console` (or
+`auto` and the stream is a terminal); the standard library's records (granian, asyncpg,
+httpx) get the same format.
 
-Each record is written to stderr whole, newline included, in one write: the workers of
-a server share that stream, and a record written in two parts could be split by
-another's (one line holding two records).
+Each record is written to the stream (standard error unless `configure_logging` is
+given one) whole, newline included, in one write: the workers of a server share that
+stream, and a record written in two parts could be split by another's (one line
+holding two records).
 
-A request id is bound per request (see `web.RequestIdMiddleware`) through
-contextvars, so every event of a request carries it.
+A request id is bound per request (`web.handled`, run by `web.RequestMiddleware`)
+through contextvars, so every event of a request carries it. The one line per request
+(`request_line`) skips structlog's processor chain in JSON format. Audit events
+(`audit`) are logged whatever LOG_LEVEL says, counted, and handed to the listeners
+registered with `listen_to_audit` (the authorization server's event store).
 """
 
 from __future__ import annotations
@@ -51,8 +57,8 @@ _encoder = msgspec.json.Encoder(enc_hook=str)  # anything not JSON by nature is 
 
 
 def _json(event: dict, **_: object) -> str:
-    """One JSON line per event, with msgspec: a quarter of the standard library's cost,
-    paid on every request (bench/RESULTS.md)."""
+    """One JSON line per event, with msgspec: cheaper than the standard library's json,
+    and paid on every request (bench/RESULTS.md, "Where the time goes")."""
     return _encoder.encode(event).decode()
 
 
@@ -73,7 +79,7 @@ def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | N
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _redact,
     ]
-    # Records of the standard library (uvicorn, asyncpg, httpx) get the same format.
+    # Records of the standard library (granian, uvicorn, asyncpg, httpx) get the same format.
     handler = logging.StreamHandler(out)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
@@ -109,8 +115,9 @@ def configure_logging(level: str = "info", fmt: str = "auto", stream: TextIO | N
 def request_line(**fields: object) -> None:
     """The one line logged per request (`request_handled`), the most frequent event by
     far. In JSON format it is written directly: the same fields as structlog gives it
-    (the context's request id, level, ISO timestamp), at a fifth of the cost of the
-    processor chain, per bench/layers.py. Its fields are fixed and hold no secret."""
+    (the context's request id, level, ISO timestamp), at a fraction of the processor
+    chain's cost (bench/layers.py; bench/RESULTS.md). Its fields are fixed and hold no
+    secret (in JSON format nothing redacts them)."""
     stream = _request_stream
     if stream is None:
         structlog.get_logger("courseschool.request").info("request_handled", **fields)
