@@ -3,8 +3,9 @@ and a loopback callback server such as a command-line client runs.
 
 The platform is started exactly as an operator would start it
 (`python -m courseschool.platform run --port N`), pointed at the session's fresh,
-migrated database and at the session's Redis. Nothing is imported into this process
-from the product except through HTTP.
+migrated database and at the session's Redis; the metadata-document test runs the same
+app with its own document site (tests/support/platform_with_site.py). Nothing is
+imported into this process from the product except through HTTP.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from ..support.deployment import REPO
 from ..support.net import free_port
 
 DEMO_EMAIL = "e2e-owner@example.test"
@@ -112,8 +114,11 @@ def running_platform(
     *,
     base_url: str | None = None,
     extra_env: dict[str, str] | None = None,
+    command: tuple[str, ...] = ("courseschool.platform", "run"),
 ) -> Iterator[Platform]:
-    """`extra_env` adds or replaces settings (a rate limit a test counts against, say)."""
+    """`extra_env` adds or replaces settings (a rate limit a test counts against, say);
+    `command` is the module run with `-m` (and `--port N`): the platform's `run` unless a
+    test needs what no setting gives (tests/support/platform_with_site.py)."""
     port = free_port()
     internal_token = secrets.token_urlsafe(32)
     address = f"http://127.0.0.1:{port}"
@@ -137,11 +142,12 @@ def running_platform(
         RATE_LOGIN_PER_IP="10000/60",
         RATE_AUTHORIZE_PER_IP="10000/60",
         INTERNAL_TOKEN=internal_token,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # tests.support
     )
     env.update(extra_env or {})
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
+            [sys.executable, "-m", *command, "--port", str(port)],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

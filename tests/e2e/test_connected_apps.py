@@ -153,15 +153,16 @@ def cimd_platform(
     kek: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Platform]:
-    """The platform trusting the test site's CA and allowed to fetch documents from a
-    loopback address (test settings); it shares the session's database."""
+    """The all-in-one app fetching metadata documents from the test site (its CA
+    trusted, its loopback address reachable), which no setting allows: built by
+    tests/support/platform_with_site.py; it shares the session's database."""
     _, ca = document_site
     with running_platform(
         database_url,
         redis_url,
         kek,
         tmp_path_factory.mktemp("cimd-platform-data"),
-        extra_env={"CIMD_ALLOW_PRIVATE": "true", "CIMD_CA_BUNDLE": str(ca)},
+        command=("tests.support.platform_with_site", "--ca", str(ca)),
     ) as running:
         yield running
 

@@ -1,10 +1,9 @@
 """Client ID Metadata Documents in tests: a local HTTPS server with a test CA
-(tests/support/tls.py) stands in for the web; the app trusts that CA and may fetch from
-loopback (`site` and `cimd_flow` in conftest.py)."""
+(tests/support/tls.py) stands in for the web; the app is made with a document web that
+trusts that CA and may fetch from loopback (`site_web`; `site` and `cimd_flow` in
+conftest.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import msgspec
 
@@ -17,11 +16,9 @@ ADMIN_TOKEN = "admin-token-for-tests-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
-def cimd_settings(base: AuthzSettings, ca: Path, **changes: object) -> AuthzSettings:
+def cimd_settings(base: AuthzSettings, **changes: object) -> AuthzSettings:
     values = {
         **msgspec.structs.asdict(base),
-        "cimd_allow_private": True,
-        "cimd_ca_bundle": str(ca),
         "cimd_timeout": 1.0,
         "admin_token": ADMIN_TOKEN,
         **changes,

@@ -19,7 +19,7 @@ from courseschool.common.asgi import AppLifespan
 from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
-from ..support.tls import HttpsServer, https_server
+from ..support.tls import HttpsServer, https_server, site_web
 from .admin_api import with_admin
 from .cimd import cimd_settings
 from .flow import BASE_URL, Flow
@@ -93,7 +93,7 @@ async def cimd_flow(
 ) -> AsyncIterator[Flow]:
     """The flow against an app that fetches metadata documents from `site`."""
     _, ca = site
-    async with serve(create_app(cimd_settings(authz_settings, ca), clock=clock)) as client:
+    async with serve(create_app(cimd_settings(authz_settings), clock=clock, document_web=site_web(ca))) as client:
         yield Flow(client, clean_db, redis_client)
 
 

@@ -3,12 +3,15 @@ metadata, fetched safely (a local HTTPS server with a test CA stands in for the 
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 import structlog
 
 from courseschool.authz.app import create_app
+from courseschool.authz.settings import AuthzSettings
+from courseschool.common.settings import load_settings
 
-from ..support.tls import Reply
+from ..support.tls import Reply, site_web
 from .cimd import LOOPBACK, cimd_settings, publish
 from .conftest import serve
 from .flow import BASE_URL, Flow, pkce_pair, query_of
@@ -137,8 +140,11 @@ async def test_malformed_client_id_urls_are_refused_without_a_fetch(cimd_flow: F
 async def test_private_addresses_are_refused_outside_tests(authz_settings, site, clean_db, redis_client, clock) -> None:
     server, ca = site
     url = publish(server, "/client.json")
-    strict = cimd_settings(authz_settings, ca, cimd_allow_private=False)
-    async with serve(create_app(strict, clock=clock)) as client:
+    # The platform's own document web: the public web only. No setting widens it: an
+    # environment naming the test-only switches there once were is not read.
+    environ = {"CIMD_ALLOW_PRIVATE": "true", "CIMD_CA_BUNDLE": str(ca)}
+    settings = load_settings(AuthzSettings, environ, **msgspec.structs.asdict(cimd_settings(authz_settings)))
+    async with serve(create_app(settings, clock=clock)) as client:
         assert "not a public address" in await _refused(Flow(client, clean_db, redis_client), url)
     assert server.hits == {}
 
@@ -146,8 +152,8 @@ async def test_private_addresses_are_refused_outside_tests(authz_settings, site,
 async def test_untrusted_certificate_is_refused(authz_settings, site, clean_db, redis_client, clock) -> None:
     server, ca = site
     url = publish(server, "/client.json")
-    untrusting = cimd_settings(authz_settings, ca, cimd_ca_bundle=None)
-    async with serve(create_app(untrusting, clock=clock)) as client:
+    untrusting = site_web(ca)._replace(verify=True)  # the system's CAs only
+    async with serve(create_app(cimd_settings(authz_settings), clock=clock, document_web=untrusting)) as client:
         assert "(ConnectError)" in await _refused(Flow(client, clean_db, redis_client), url)
 
 

@@ -20,7 +20,7 @@ from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
 from courseschool.common.bearer import MAX_TOKEN
 
-from ..support.tls import HttpsServer, Reply, https_server
+from ..support.tls import HttpsServer, Reply, https_server, site_web
 from .api_env import ApiEnv
 from .conftest import AppClient, serve
 from .flow import REDIRECT_URI, Flow, pkce_pair
@@ -139,12 +139,10 @@ async def cimd_flow(authz_settings, site, clean_db, redis_client, clock) -> Asyn
     settings = AuthzSettings(
         **{
             **msgspec.structs.asdict(authz_settings),
-            "cimd_allow_private": True,
-            "cimd_ca_bundle": str(ca),
             "cimd_max_bytes": 64 * 1024,  # room for the deep document: its depth is what is refused
         }
     )
-    async with serve(create_app(settings, clock=clock)) as client:
+    async with serve(create_app(settings, clock=clock, document_web=site_web(ca))) as client:
         yield Flow(client, clean_db, redis_client)
 
 

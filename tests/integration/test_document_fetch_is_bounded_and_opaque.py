@@ -107,12 +107,12 @@ async def test_every_failure_cause_shows_the_same_page(cimd_flow: Flow, site, sl
 async def test_a_private_address_shows_the_same_page(
     authz_settings, site, clean_db, redis_client, clock, cimd_flow: Flow
 ) -> None:
-    server, ca = site
+    server, _ = site
     server.replies["/missing.json"] = Reply(b"{}", 404)
     reference = await _start(cimd_flow, server.url("/missing.json"))
     publish(server, "/client.json")
-    strict = cimd_settings(authz_settings, ca, cimd_allow_private=False)
-    async with serve(create_app(strict, clock=clock)) as client:
+    # The platform's own document web: the public web only, whatever the settings say.
+    async with serve(create_app(cimd_settings(authz_settings), clock=clock)) as client:
         private = await _start(Flow(client, clean_db, redis_client), server.url("/client.json"))
     assert private.status_code == reference.status_code == 400
     assert private.text == reference.text

@@ -1,5 +1,6 @@
 """A test certificate authority and an HTTPS server on loopback, for the tests of
-Client ID Metadata Documents."""
+Client ID Metadata Documents (and of the events webhook), and the document web that
+reaches it (`site_web`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from courseschool.authz.storage.cimd import DocumentWeb
 
 
 def make_ca_and_server_cert(folder: Path) -> tuple[Path, Path, Path]:
@@ -158,3 +161,10 @@ def https_server(folder: Path) -> Iterator[tuple[HttpsServer, Path]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def site_web(ca: Path) -> DocumentWeb:
+    """Where an authorization server made with this (`create_app(document_web=...)`)
+    fetches metadata documents: the test site's CA trusted, and any address reachable
+    (the site listens on loopback). The platform itself fetches from the public web only."""
+    return DocumentWeb(allows=lambda _address: True, verify=ssl.create_default_context(cafile=str(ca)))

@@ -9,6 +9,7 @@ import msgspec
 
 from courseschool.authz.app import create_app as create_authz
 from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.storage.cimd import PUBLIC_WEB, DocumentWeb
 from courseschool.common.settings import load_settings
 from courseschool.common.web import forward_request_id
 from courseschool.discovery.app import create_app as create_discovery
@@ -19,11 +20,14 @@ from courseschool.resource_api.settings import ResourceSettings
 from .router import PathRouter
 
 
-def build(shared: dict[str, Any], *, clock: Any = None, public_probes: bool = False) -> PathRouter:
+def build(
+    shared: dict[str, Any], *, clock: Any = None, public_probes: bool = False, document_web: DocumentWeb = PUBLIC_WEB
+) -> PathRouter:
     """The three apps behind one router; `shared` holds the settings all of them take
     (base_url, database_url, redis_url, internal_token, key_encryption_key, ...).
     /healthz, /readyz and /metrics need the internal token unless `public_probes`
-    (the development `run`: /healthz and /readyz only)."""
+    (the development `run`: /healthz and /readyz only). `document_web`: where the
+    authorization server fetches Client ID Metadata Documents (the public web)."""
     authz_settings = load_settings(AuthzSettings, **shared)
     resource_later = _Later()  # authz reads activity from the resource API, made below
     to_resource = httpx.AsyncClient(
@@ -31,7 +35,7 @@ def build(shared: dict[str, Any], *, clock: Any = None, public_probes: bool = Fa
         base_url="http://resource",
         event_hooks={"request": [forward_request_id]},
     )
-    authz = create_authz(authz_settings, clock=clock, resource=to_resource)
+    authz = create_authz(authz_settings, clock=clock, resource=to_resource, document_web=document_web)
     to_authz = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=cast(Any, authz)),
         base_url="http://authz",

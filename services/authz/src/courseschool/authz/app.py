@@ -21,6 +21,7 @@ from .components import Components
 from .keys import KeyChangeFeed
 from .maintenance import Maintenance
 from .settings import AuthzSettings
+from .storage.cimd import PUBLIC_WEB, DocumentWeb
 from .web import (
     admin,
     authorization,
@@ -78,10 +79,16 @@ ROUTES = [
 
 
 def create_app(
-    settings: AuthzSettings, *, clock: Clock | None = None, resource: httpx.AsyncClient | None = None
+    settings: AuthzSettings,
+    *,
+    clock: Clock | None = None,
+    resource: httpx.AsyncClient | None = None,
+    document_web: DocumentWeb = PUBLIC_WEB,
 ) -> Litestar:
     """`resource` reaches the resource API's internal endpoints; by default over HTTP at
-    RESOURCE_INTERNAL_URL, in the all-in-one process straight to its app."""
+    RESOURCE_INTERNAL_URL, in the all-in-one process straight to its app. Client ID
+    Metadata Documents are fetched from `document_web`: the public web, unless a test
+    points it at a site of its own."""
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -89,7 +96,9 @@ def create_app(
             to_resource = resource or httpx.AsyncClient(
                 base_url=settings.resource_internal_url, event_hooks={"request": [forward_request_id]}, timeout=3.0
             )
-            components = Components.build(settings, pool, redis, clock or SystemClock(), resource=to_resource)
+            components = Components.build(
+                settings, pool, redis, clock or SystemClock(), resource=to_resource, document_web=document_web
+            )
             await components.keys.start()
             components.events.start()
             if components.webhook is not None:

@@ -31,7 +31,7 @@ from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
-from .storage.client_metadata import MetadataDocumentFetcher
+from .storage.client_metadata import PUBLIC_WEB, DocumentWeb, MetadataDocumentFetcher
 from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.codes import PgCodeStore
@@ -96,13 +96,15 @@ class Components:
         clock: Clock,
         *,
         resource: httpx.AsyncClient | None = None,
+        document_web: DocumentWeb = PUBLIC_WEB,
     ) -> Components:
         """`resource`: how to reach the resource API's internal endpoints (activity);
-        None: nothing to show of what apps did (the admin CLI)."""
+        None: nothing to show of what apps did (the admin CLI). `document_web`: where
+        Client ID Metadata Documents are fetched from (the public web)."""
         kek, database_url = _required(settings)
         client_cache: RowCache[Client] = RowCache(database_url, CLIENT_CHANGES)
         clients = PgClientStore(pool, client_cache)
-        fetcher = MetadataDocumentFetcher(settings, redis) if settings.cimd_enabled else None
+        fetcher = MetadataDocumentFetcher(settings, redis, document_web) if settings.cimd_enabled else None
         trusted_domains = PgTrustedDomainStore(pool)
         event_store = PgEventStore(pool, webhook=settings.events_webhook_url is not None)
         default_resource, known_resources = _resources(settings)

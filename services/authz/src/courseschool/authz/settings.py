@@ -53,9 +53,6 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     cimd_cache_min: int = 60  # a fetched document is kept at least this long...
     cimd_cache_max: int = 86400  # ...and at most this long, within its Cache-Control max-age
     cimd_failure_ttl: int = 60  # a failed fetch is remembered this long
-    # For tests only: allow documents on private and loopback addresses, and trust this CA.
-    cimd_allow_private: bool = False
-    cimd_ca_bundle: str | None = None
 
     # Abuse limits, LIMIT/SECONDS; sign-in lockout (README, "Security model"): an
     # address is locked out of an account for LOGIN_LOCKOUT_BASE seconds, doubling, once

@@ -23,8 +23,9 @@ import hashlib
 import re
 import socket
 import ssl
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -54,17 +55,30 @@ class _Cached(msgspec.Struct):
     error: str | None = None
 
 
+class DocumentWeb(NamedTuple):
+    """Where documents are fetched from: the addresses the fetcher may connect to, and
+    the certificate authorities it trusts (httpx's `verify`). The platform fetches from
+    the public web only (`PUBLIC_WEB`), and no setting changes that; a test hands
+    `create_app` one that reaches a site of its own (loopback, a test CA)."""
+
+    allows: Callable[[str], bool] = is_public_address
+    verify: ssl.SSLContext | bool = True
+
+
+PUBLIC_WEB = DocumentWeb()
+
+
 def _addresses(host: str, port: int) -> list[str]:
     """The host's addresses (a blocking getaddrinfo, run on the fetcher's own threads)."""
     return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
 class MetadataDocumentFetcher:
-    def __init__(self, settings: AuthzSettings, redis: aioredis.Redis) -> None:
+    def __init__(self, settings: AuthzSettings, redis: aioredis.Redis, web: DocumentWeb = PUBLIC_WEB) -> None:
         self._settings = settings
         self._redis = redis
-        context = ssl.create_default_context(cafile=settings.cimd_ca_bundle) if settings.cimd_ca_bundle else True
-        self._http = httpx.AsyncClient(verify=context, follow_redirects=False, trust_env=False)
+        self._allows = web.allows
+        self._http = httpx.AsyncClient(verify=web.verify, follow_redirects=False, trust_env=False)
         self._resolver = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="cimd-resolver")
 
     async def aclose(self) -> None:
@@ -133,7 +147,7 @@ class MetadataDocumentFetcher:
             raise MetadataDocumentError("the client_id URL's host does not resolve") from None
         if not addresses:
             raise MetadataDocumentError("the client_id URL's host does not resolve")
-        if not self._settings.cimd_allow_private and not all(is_public_address(a) for a in addresses):
+        if not all(self._allows(a) for a in addresses):
             raise MetadataDocumentError("the client_id URL's host is not a public address")
         return addresses[0]
 
