@@ -137,7 +137,9 @@ async def test_malformed_client_id_urls_are_refused_without_a_fetch(cimd_flow: F
     assert server.hits == {}
 
 
-async def test_private_addresses_are_refused_outside_tests(authz_settings, site, clean_db, redis_client, clock) -> None:
+async def test_private_addresses_are_refused_whatever_the_settings(
+    authz_settings, site, clean_db, redis_client, clock
+) -> None:
     server, ca = site
     url = publish(server, "/client.json")
     # The platform's own document web: the public web only. No setting widens it: an
