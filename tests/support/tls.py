@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from courseschool.authz.storage.cimd import DocumentWeb
+from courseschool.authz.storage.client_metadata import DocumentWeb
 
 
 def make_ca_and_server_cert(folder: Path) -> tuple[Path, Path, Path]:

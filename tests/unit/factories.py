@@ -101,7 +101,6 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
     a frozen clock at `now`, a day's idle and a week's absolute refresh lifetime, and
     a ten-second retry window."""
     return TokenContext(
-        clients=InMemoryClients(make_client()),
         users=users,
         codes=codes,
         grants=grants,
@@ -110,7 +109,6 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
         verifier=signer,
         policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
         clock=FrozenClock(now),
-        known_resources=frozenset({RESOURCE}),
         refresh_idle_ttl=86400,
         refresh_absolute_ttl=7 * 86400,
         refresh_grace=10,

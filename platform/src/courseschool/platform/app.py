@@ -9,7 +9,7 @@ import msgspec
 
 from courseschool.authz.app import create_app as create_authz
 from courseschool.authz.settings import AuthzSettings
-from courseschool.authz.storage.cimd import PUBLIC_WEB, DocumentWeb
+from courseschool.authz.storage.client_metadata import PUBLIC_WEB, DocumentWeb
 from courseschool.common.settings import load_settings
 from courseschool.common.web import forward_request_id
 from courseschool.discovery.app import create_app as create_discovery

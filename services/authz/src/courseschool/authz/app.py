@@ -21,7 +21,7 @@ from .components import Components
 from .keys import KeyChangeFeed
 from .maintenance import Maintenance
 from .settings import AuthzSettings
-from .storage.cimd import PUBLIC_WEB, DocumentWeb
+from .storage.client_metadata import PUBLIC_WEB, DocumentWeb
 from .web import (
     admin,
     authorization,

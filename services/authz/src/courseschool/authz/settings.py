@@ -19,6 +19,32 @@ RATE_NAMES = (
 )
 
 
+# Settings that must be a positive number of seconds, and positive counts.
+_SECONDS = (
+    "access_token_ttl",
+    "id_token_ttl",
+    "code_ttl",
+    "interaction_ttl",
+    "session_ttl",
+    "refresh_token_idle_ttl",
+    "refresh_token_absolute_ttl",
+    "key_rotation_interval",
+    "key_publish_lead",
+    "key_reload_interval",
+    "housekeeping_interval",
+)
+_COUNTS = (
+    "login_lockout_threshold",
+    "login_lockout_base",
+    "login_source_threshold",
+    "login_account_ceiling",
+    "login_slow_cooldown",
+    "grants_per_app",
+    "housekeeping_batch",
+    "housekeeping_rounds",
+)
+
+
 class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     # 32 random bytes, base64url: seals private signing keys at rest. Required in
     # production; the embedded default generates one and keeps it in its data folder.
@@ -120,33 +146,12 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in (
-            "access_token_ttl",
-            "id_token_ttl",
-            "code_ttl",
-            "interaction_ttl",
-            "session_ttl",
-            "refresh_token_idle_ttl",
-            "refresh_token_absolute_ttl",
-            "key_rotation_interval",
-            "key_publish_lead",
-            "key_reload_interval",
-            "housekeeping_interval",
-        ):
+        for name in _SECONDS:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name.upper()} must be a positive number of seconds")
         for name in RATE_NAMES:
             self.rate(name)
-        for name in (
-            "login_lockout_threshold",
-            "login_lockout_base",
-            "login_source_threshold",
-            "login_account_ceiling",
-            "login_slow_cooldown",
-            "grants_per_app",
-            "housekeeping_batch",
-            "housekeeping_rounds",
-        ):
+        for name in _COUNTS:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.upper()} must be positive")
         if self.password_hash_workers < 0 or self.password_hash_queue < 0:
