@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec, validate_document
+from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME, AreaSpec
+from courseschool.resource_api.areas.rules import validate_document
 from courseschool.resource_api.storage.items import PgItemStore
 
 from .api_env import ApiEnv

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from courseschool.common.clock import FrozenClock
-from courseschool.resource_api.areas.registry import BY_NAME, validate_document
+from courseschool.resource_api.areas.registry import BY_NAME
+from courseschool.resource_api.areas.rules import validate_document
 from courseschool.resource_api.storage.items import PgItemStore
 
 from .api_env import ApiEnv

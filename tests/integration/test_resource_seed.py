@@ -13,7 +13,7 @@ import pytest
 from courseschool.platform.demo import seed_demo
 from courseschool.platform.demo.activity import PRODUCT_AREAS
 from courseschool.resource_api.areas.registry import AREA_SPECS, BY_NAME
-from courseschool.resource_api.areas.registry import validate_document as validated
+from courseschool.resource_api.areas.rules import validate_document as validated
 from courseschool.resource_api.storage import analytics
 
 COLLECTIONS = [a.name for a in AREA_SPECS if a.kind == "collection"]

@@ -22,7 +22,8 @@ from referencing.jsonschema import DRAFT202012
 from courseschool.authz.openapi import authz_openapi
 from courseschool.discovery.openapi import merge, merged_openapi
 from courseschool.resource_api.areas import models as m
-from courseschool.resource_api.areas.registry import AREA_SPECS, validate_document
+from courseschool.resource_api.areas.registry import AREA_SPECS
+from courseschool.resource_api.areas.rules import validate_document
 from courseschool.resource_api.openapi import resource_openapi
 
 BASE = "https://school.example"

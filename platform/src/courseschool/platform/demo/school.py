@@ -12,7 +12,8 @@ from typing import Any
 
 import asyncpg
 
-from courseschool.resource_api.areas.registry import BY_NAME, validate_document
+from courseschool.resource_api.areas.registry import BY_NAME
+from courseschool.resource_api.areas.rules import validate_document
 from courseschool.resource_api.storage.items import PgItemStore
 from courseschool.resource_api.storage.schools import PgSchoolStore, SchoolRecord
 

@@ -15,7 +15,8 @@ from courseschool.common.errors import ConflictError, NotFoundError, ValidationF
 from courseschool.common.scopes import ANALYTICS
 
 from .activity import ReadCounter
-from .areas.registry import AreaSpec, RuleError, validate_document
+from .areas.registry import AreaSpec
+from .areas.rules import RuleError, validate_document
 from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
 from .catalogue import CatalogueCache
 from .schools import SchoolDirectory

@@ -7,25 +7,20 @@ shared scope registry.
 
 from __future__ import annotations
 
-import functools
-import typing
 from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import Struct
 
 from courseschool.common import scopes
 from courseschool.common.scopes import Area
 
 from ..storage.schools import SchoolRecord
 from . import models as m
+from .rules import coupon_makes_sense, dates_in_order, order_adds_up
 
 Kind = Literal["collection", "singleton", "computed", "upload"]
-
-
-class RuleError(ValueError):
-    """A value breaks a rule that spans fields (answered 422)."""
 
 
 class AreaSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,63 +71,6 @@ class AreaSpec(msgspec.Struct, frozen=True, kw_only=True):
         return self.model is not None and "published" in self.model.__struct_fields__
 
 
-@functools.cache
-def patch_type(model: type[Struct]) -> type[Struct]:
-    """The model with every field optional: what a PATCH body may hold."""
-    hints = typing.get_type_hints(model, include_extras=True)
-    fields = [(f, hints[f] | UnsetType, UNSET) for f in model.__struct_fields__]
-    return msgspec.defstruct(f"{model.__name__}Patch", fields, forbid_unknown_fields=True, kw_only=True)
-
-
-def validate_document(spec: AreaSpec, data: dict[str, Any]) -> dict[str, Any]:
-    """The area's model, then its cross-field rule; the JSON-ready document.
-    Raises msgspec.ValidationError or RuleError."""
-    assert spec.model is not None
-    item = msgspec.convert(data, spec.model)
-    if spec.check is not None:
-        spec.check(msgspec.structs.asdict(item))
-    document = msgspec.to_builtins(item)
-    _no_nul(document)
-    return document
-
-
-def _no_nul(value: Any) -> None:
-    """Postgres text cannot hold U+0000; refuse it as bad input rather than fail later."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise RuleError("text must not contain NUL (U+0000) characters")
-    elif isinstance(value, dict):
-        for item in value.values():
-            _no_nul(item)
-    elif isinstance(value, list):
-        for item in value:
-            _no_nul(item)
-
-
-def _dates_in_order(start: str, end: str) -> Callable[[dict[str, Any]], None]:
-    def check(item: dict[str, Any]) -> None:
-        if item.get(start) and item.get(end) and item[end] < item[start]:
-            raise RuleError(f"{end} must not be before {start}")
-
-    return check
-
-
-def _order_adds_up(item: dict[str, Any]) -> None:
-    lines = sum(i.quantity * i.unit_price for i in item["items"])
-    if item["subtotal"] != lines:
-        raise RuleError("subtotal must equal the sum of quantity x unit_price over the items")
-    if item["total"] != item["subtotal"] - item["discount"]:
-        raise RuleError("total must equal subtotal minus discount")
-
-
-def _coupon_makes_sense(item: dict[str, Any]) -> None:
-    _dates_in_order("valid_from", "valid_until")(item)
-    if item["discount_type"] == "percent" and item["amount"] > 100:
-        raise RuleError("a percent discount is at most 100")
-    if item["discount_type"] == "fixed" and item["currency"] is None:
-        raise RuleError("a fixed discount needs a currency")
-
-
 AREA_SPECS: tuple[AreaSpec, ...] = (
     AreaSpec(
         area=scopes.COURSES,
@@ -177,7 +115,7 @@ AREA_SPECS: tuple[AreaSpec, ...] = (
         model=m.Order,
         label="number",
         unique="number",
-        check=_order_adds_up,
+        check=order_adds_up,
         description="Orders placed at the school (read-only).",
     ),
     AreaSpec(
@@ -188,7 +126,7 @@ AREA_SPECS: tuple[AreaSpec, ...] = (
         label="title",
         public=True,
         unique="slug",
-        check=_dates_in_order("starts_at", "ends_at"),
+        check=dates_in_order("starts_at", "ends_at"),
         private_fields=("online_url",),  # the meeting link is for those who signed up
         description="Live and online events.",
     ),
@@ -209,7 +147,7 @@ AREA_SPECS: tuple[AreaSpec, ...] = (
         model=m.Coupon,
         label="code",
         unique="code",
-        check=_coupon_makes_sense,
+        check=coupon_makes_sense,
         description="Discount coupons.",
     ),
     AreaSpec(

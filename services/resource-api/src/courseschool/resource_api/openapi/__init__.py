@@ -17,7 +17,8 @@ from typing import Any
 
 from courseschool.common.openapi import document, schemas_of, tag
 
-from ..areas.registry import AREA_SPECS, AreaSpec, patch_type
+from ..areas.registry import AREA_SPECS, AreaSpec
+from ..areas.rules import patch_type
 from .areas import _collection, _singleton
 from .computed import _FIGURES, _FILE, _analytics, _storage
 from .parts import _ITEM_FIELDS, _SETTINGS_UPDATED, API

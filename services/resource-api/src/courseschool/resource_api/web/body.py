@@ -12,7 +12,8 @@ import msgspec
 from courseschool.common.errors import InvalidRequestError, ValidationFailedError
 from courseschool.common.jsonbody import decode_json
 
-from ..areas.registry import AreaSpec, patch_type
+from ..areas.registry import AreaSpec
+from ..areas.rules import patch_type
 
 
 def json_object(body: bytes) -> dict[str, Any]:
