@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import pytest
 
@@ -95,6 +96,21 @@ async def test_repeated_parameter_is_refused(flow: Flow) -> None:
     response = await flow.client.get(url + "&scope=openid&state=abc")
     assert response.status_code == 303
     assert query_of(response.headers["location"])["error"] == "invalid_request"
+
+
+async def test_a_repeated_parameter_of_any_name_is_refused_fit_for_a_description(flow: Flow) -> None:
+    """The refusal names the repeated parameter, whose name the caller wrote: control and
+    non-ASCII characters in it are shown as "?" (RFC 6749 §5.2), never a 500."""
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    params = {**flow.authorize_params(reg, challenge), "state": "abc"}
+    body = urlencode([*params.items(), ("X\u008c\u00f3", "1"), ("X\u008c\u00f3", "2")])
+    response = await flow.client.post(
+        "/oauth/authorize", content=body, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert response.status_code == 303, response.text
+    answer = query_of(response.headers["location"])
+    assert answer["error"] == "invalid_request" and answer["error_description"] == "the X?? parameter is repeated"
 
 
 async def test_pages_carry_the_protective_headers(flow: Flow) -> None:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from courseschool.authz.components import Components
-from courseschool.authz.endpoints.maintenance import housekeeping
+from courseschool.authz.maintenance import housekeeping
 from courseschool.common.clock import FrozenClock
 
 from .flow import Flow, Lifecycle

@@ -132,7 +132,7 @@ def _validate_rest(
         raise InvalidRequestError(f"the request's parameters must be at most {MAX_PARAMETERS} characters together")
     for name, values in params.items():
         if len(values) > 1 and name != "resource":
-            raise InvalidRequestError(f"the {name} parameter is repeated")
+            raise InvalidRequestError(f"the {fit_description(name)} parameter is repeated")  # the caller's name
     if single(params, "request") is not None:
         raise RequestNotSupportedError("request objects are not supported")
     if single(params, "request_uri") is not None:

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from courseschool.common.errors import fit_description
+
 from .client_names import MAX_NAME_LENGTH, name_problem
 from .models import Client
 from .redirect_uris import is_https_redirect_uri, is_loopback_redirect_uri
@@ -126,7 +128,7 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
     try:
         doc = msgspec.convert(raw, MetadataDocument)
     except msgspec.ValidationError as exc:
-        raise MetadataDocumentError(f"the metadata document is invalid: {exc}") from None
+        raise MetadataDocumentError(f"the metadata document is invalid: {fit_description(str(exc))}") from None
     if doc.client_id != url:
         raise MetadataDocumentError("the document's client_id is not the URL it was fetched from")
     if doc.token_endpoint_auth_method != "none":
@@ -147,11 +149,11 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
         raise MetadataDocumentError("id_token_signed_response_alg must be RS256 or ES256")
     problem = name_problem(doc.client_name[:MAX_NAME_LENGTH]) if doc.client_name else None
     if problem:
-        raise MetadataDocumentError(f"the document's {problem}")
+        raise MetadataDocumentError(f"the document's {fit_description(problem)}")
     for field in LINK_FIELDS:
         problem = link_problem(getattr(doc, field))
         if problem:
-            raise MetadataDocumentError(f"the document's {field} {problem}")
+            raise MetadataDocumentError(f"the document's {field} {fit_description(problem)}")
     name = (doc.client_name or host)[:MAX_NAME_LENGTH]
     return Client(
         client_id=url,

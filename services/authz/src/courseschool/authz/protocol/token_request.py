@@ -14,6 +14,7 @@ from courseschool.common.errors import (
     InvalidRequestError,
     InvalidTargetError,
     UnauthorizedClientError,
+    fit_description,
 )
 from courseschool.common.resource import canonical_resource
 from courseschool.common.secrets import digest, same
@@ -134,7 +135,7 @@ def _refused(presented: PresentedCredentials, description: str) -> InvalidClient
 
 def check_grant_type_allowed(client: Client, grant_type: str) -> None:
     if grant_type not in client.grant_types:
-        raise UnauthorizedClientError(f"this client is not registered for the {grant_type} grant")
+        raise UnauthorizedClientError(f"this client is not registered for the {fit_description(grant_type)} grant")
 
 
 def required(value: str | None, name: str) -> str:
