@@ -1,4 +1,4 @@
-"""What each grant did at the resource API (activity.py, activity_store.py): reads counted
+"""What each grant did at the resource API (activity.py, storage/activity.py): reads counted
 per grant, area and day once flushed and drained; changes recorded by the change's own
 statement; what is lost while Redis is down (read counts only); retention; and the
 internal summary the authorization server's pages read."""
