@@ -87,15 +87,19 @@ def test_a_new_process_counts_whole_and_a_reused_pid_is_another_process() -> Non
     own_cpu(first.pid)
     # A sample that held the same pid with a larger figure: another start time, so the
     # new process counts from zero rather than going negative against it.
-    second = burner(0.2)
+    # It says when it has spent its 0.2 s and then idles: a fixed sleep would count on the
+    # scheduler giving it the CPU, which a loaded machine does not.
+    script = BURN + "sys.stdout.write('done\\n'); sys.stdout.flush()\ntime.sleep(30)\n"
+    second = subprocess.Popen([sys.executable, "-c", script, "0.2"], stdout=subprocess.PIPE)
     try:
-        time.sleep(0.3)
+        assert second.stdout is not None and second.stdout.readline() == b"done\n"
         sample = processes_sample([second.pid])
         ((key, cpu),) = sample.items()
         stale = {(key[0], key[1] - 1): 1000.0, first_key: 1000.0}
         assert cpu_spent(stale, sample) == cpu > 0.1
     finally:
-        own_cpu(second.pid)
+        second.kill()
+        second.wait()
 
 
 async def test_the_backends_of_one_database_are_found_and_their_work_counted(postgres_admin_url: str) -> None:
