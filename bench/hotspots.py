@@ -77,7 +77,7 @@ STEPS = (
         "PostgreSQL: refresh token with grant, user",
     ),
     ("courseschool.authz.storage.grants", "PgGrantStore.rotate_refresh_token", "PostgreSQL: rotation"),
-    ("courseschool.authz.storage.grants", "PgCodeStore.get", "PostgreSQL: code with grant, user"),
+    ("courseschool.authz.storage.codes", "PgCodeStore.get", "PostgreSQL: code with grant, user"),
     ("courseschool.authz.storage.grants", "PgGrantStore.redeem_code", "PostgreSQL: redemption"),
     ("courseschool.authz.storage.keys", "KeyRing.sign_access_token", "access token signature (ES256)"),
     ("courseschool.authz.storage.keys", "KeyRing.sign_id_token", "ID token signature (RS256)"),
