@@ -4,10 +4,12 @@ key until its tokens expired, the same active key on every replica."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from courseschool.authz.app import create_app
 from courseschool.authz.components import Components
 from courseschool.authz.endpoints.admin import AdminService
+from courseschool.authz.storage.keys import KeyRing
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.jose import unverified_header
 
@@ -119,6 +121,41 @@ async def test_a_replica_told_of_an_immediate_rotation_signs_with_the_new_key_at
         tokens = await Flow(other_client, flow.pool, flow.redis).tokens()
         assert unverified_header(tokens["access_token"])["kid"] == new
         assert result["servers_told"] >= 2  # both apps (and any other server on this Redis)
+
+
+async def test_a_load_that_read_the_table_first_never_replaces_a_newer_key_set(flow: Flow) -> None:
+    """A reload told of a change and the periodic maintenance at once: the reload read the
+    table before an immediate rotation, the maintenance after it. The reload finishing
+    last must not put the old key set back (its active key no longer signs anywhere)."""
+    await _fresh_keys(flow)
+    keys = _service(flow.client).keys
+    old = keys.ring.active_kid("ES256")
+    load = keys.store.load
+    first_read, go_on = asyncio.Event(), asyncio.Event()
+
+    async def first_load_held() -> KeyRing:  # the reload's load: it has read, and waits
+        keys.store.load = load  # type: ignore[method-assign]  # every later load as it is
+        ring = await load()
+        first_read.set()
+        await go_on.wait()
+        return ring
+
+    keys.store.load = first_load_held  # type: ignore[method-assign]
+    try:
+        reload = asyncio.create_task(keys.reload())
+        await first_read.wait()
+        await keys.store.rotate_now("ES256", immediate=True)
+        maintain = asyncio.create_task(keys.maintain())
+        # The maintenance goes as far as it may while the reload is held: to its end if
+        # loads may overlap, to the wait for the reload's load if they are taken in turn.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(maintain), timeout=1)
+        go_on.set()
+        await asyncio.gather(reload, maintain)
+    finally:
+        keys.store.load = load  # type: ignore[method-assign]
+    assert keys.ring.active_kid("ES256") not in (None, old)
+    assert (await flow.tokens())["access_token"]
 
 
 async def test_concurrent_start_ups_make_one_active_key_per_algorithm(flow: Flow, authz_settings, clock) -> None:

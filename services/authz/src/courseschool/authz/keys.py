@@ -12,6 +12,11 @@ beside the revocations' channel: every running replica listens and reloads at on
 reloads again each time it subscribes anew (an announcement made while it was not
 listening is not lost for long). Redis may lose an announcement; the reload every
 KEY_RELOAD_INTERVAL stays the bound.
+
+Loads are taken one at a time (`_loading`): a reload told of a change and the periodic
+maintenance may run at once, and a load that read the table first must not replace, when
+it finishes last, the key set a later load read (the newest key would go missing until
+the next reload).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class SigningKeys:
     def __init__(self, store: PgKeyStore) -> None:
         self.store = store
         self._ring: KeyRing | None = None
+        self._loading = asyncio.Lock()  # one load at a time: the last to read is the last to set
 
     @property
     def loaded(self) -> bool:
@@ -59,27 +65,30 @@ class SigningKeys:
 
     async def start(self) -> None:
         try:
-            self._ring = self._loaded(await self.store.ensure_active())
+            async with self._loading:
+                self._ring = self._loaded(await self.store.ensure_active())
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             log.warning("signing_keys_unavailable_at_start", error=type(exc).__name__)
 
     async def maintain(self) -> None:
         """Take due rotation steps, then reload."""
-        if self._ring is None:
-            self._ring = self._loaded(await self.store.ensure_active())
-        await self.store.maintain()
-        self._ring = self._loaded(await self.store.load())
+        async with self._loading:
+            if self._ring is None:
+                self._ring = self._loaded(await self.store.ensure_active())
+            await self.store.maintain()
+            self._ring = self._loaded(await self.store.load())
 
     async def reload(self) -> None:
         """Load the key set again now (told of a rotation); on failure keep the last one:
         the maintenance loop tries again."""
-        if self._ring is None:
-            return  # not loaded yet: the maintenance loop loads it
-        try:
-            self._ring = self._loaded(await self.store.load())
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            log.warning("signing_keys_reload_failed", error=type(exc).__name__)
-            return
+        async with self._loading:
+            if self._ring is None:
+                return  # not loaded yet: the maintenance loop loads it
+            try:
+                self._ring = self._loaded(await self.store.load())
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("signing_keys_reload_failed", error=type(exc).__name__)
+                return
         log.info("signing_keys_reloaded")
 
 
