@@ -7,9 +7,12 @@ Postgres advisory lock so that several replicas (or a Job and a pod) never race.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +53,81 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         )
 
 
-async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> asyncpg.Pool:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The connection a task took for a run of statements (`held`), as what
+    `Pool.acquire` gives back to that task meanwhile: entering it releases nothing."""
+
+    pool: Pool
+    task: asyncio.Task[Any] | None
+    connection: asyncpg.Connection
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        return self.connection
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+_HELD: ContextVar[_Held | None] = ContextVar("courseschool_held_connection", default=None)
+
+
+class Pool(asyncpg.Pool):
+    """asyncpg's pool, which lends a task the connection it holds (`held`): every
+    statement a store runs there, through `fetchrow` or `acquire` alike, goes over that
+    one connection instead of a checkout of its own. A checkout (the pool's queue, its
+    time-outs, the reset on release) costs about as much CPU as a short statement (bench/
+    RESULTS.md); a token request runs two to four. Only the task that took it is lent the
+    connection: tasks it starts (which copy its context) check out their own, as two
+    statements at once on one connection would fail."""
+
+    def acquire(self, *, timeout: float | None = None) -> Any:
+        lent = _HELD.get()
+        if lent is not None and lent.pool is self and lent.task is asyncio.current_task():
+            return lent
+        return super().acquire(timeout=timeout)
+
+
+@contextlib.asynccontextmanager
+async def held(pool: asyncpg.Pool) -> AsyncIterator[None]:
+    """One connection for the statements this task runs on `pool` until the block ends
+    (each statement commits on its own as before; a transaction opened inside is one on
+    this connection). Nested, the outer connection is kept; on a plain asyncpg pool,
+    nothing changes."""
+    lent = _HELD.get()
+    if not isinstance(pool, Pool) or (lent is not None and lent.pool is pool):
+        yield
+        return
+    async with pool.acquire() as connection:
+        mark = _HELD.set(_Held(pool, asyncio.current_task(), connection))
+        try:
+            yield
+        finally:
+            _HELD.reset(mark)
+
+
+async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> Pool:
     """A pool that opens connections on demand (so a service starts, unready, while
-    Postgres is down), with bounded connect and command times."""
-    return await asyncpg.create_pool(
+    Postgres is down), with bounded connect and command times. asyncpg.create_pool with
+    our pool class: the same arguments, given to the class it would make."""
+    pool = Pool(
         dsn,
+        connection_class=asyncpg.Connection,
+        record_class=asyncpg.Record,
         min_size=min_size,
         max_size=max_size,
+        max_queries=50000,
+        loop=None,
         connect=_connect,
+        setup=None,
         init=_init_connection,
         reset=_reset_connection,
+        max_inactive_connection_lifetime=300,
         timeout=3,
         command_timeout=15,
-        max_inactive_connection_lifetime=300,
     )
+    await pool
+    return pool
 
 
 async def _connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:

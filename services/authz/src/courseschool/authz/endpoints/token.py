@@ -8,6 +8,7 @@ Revocation and introspection authenticate their client with the same first steps
 from __future__ import annotations
 
 from courseschool.common.bearer import basic_credentials
+from courseschool.common.db import held
 from courseschool.common.dpop import ProofTarget
 from courseschool.common.errors import InvalidRequestError, OAuthError, UnsupportedGrantTypeError, fit_description
 from courseschool.common.metrics import TOKENS_ISSUED
@@ -41,7 +42,8 @@ async def exchange_token(
         raise UnsupportedGrantTypeError(f"grant_type {fit_description(parsed.grant_type)} is not supported")
     check_grant_type_allowed(client, parsed.grant_type)
     jkt = await proof_key(c, client, dpop)
-    response = await handler(parsed, client, c.token_context(), jkt)
+    async with held(c.pool):  # the grant's statements (two to four) over one checkout
+        response = await handler(parsed, client, c.token_context(), jkt)
     TOKENS_ISSUED.labels(parsed.grant_type).inc()
     return response
 
