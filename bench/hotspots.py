@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import importlib
 import inspect
 import os
@@ -22,8 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,34 +125,27 @@ def _patch_steps(steps: collections.Counter[str]) -> None:
         setattr(owner, name, _timed(steps, label, getattr(owner, name)))
 
 
-async def _in_process(
-    dsn: str, base: str, url: str, wrk_env: dict[str, str], scenario: str, breakdown: bool = False
-) -> str:
-    """The same requests through the ASGI app in this process, one at a time, under
-    cProfile (exact call counts and our own functions' cost, without the server) or,
-    with `breakdown`, with the CPU time of each step of a token request (STEPS)."""
-    import cProfile
-    import io
-    import pstats
+def refresh_body(token: str, client_id: str) -> str:
+    return urlencode({"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id})
 
-    from courseschool.common.asgi import AppLifespan
-    from courseschool.platform.app import build
 
-    app = build(B.in_process_settings(dsn, base))
-    path = url.removeprefix(base)
+def request_bodies(scenario: str, wrk_env: dict[str, str]) -> list[str]:
+    """The request bodies wrk would send, each once (the reads send none)."""
     if scenario == "introspection":
-        bodies = [Path(wrk_env["BODY_FILE"]).read_text().strip()] * 2000
-    elif scenario == "refresh":
-        tokens = Path(wrk_env["TOKENS_FILE"]).read_text().split()
-        bodies = [
-            urlencode({"grant_type": "refresh_token", "refresh_token": t, "client_id": wrk_env["CLIENT_ID"]})
-            for t in tokens
-        ]
-    elif scenario == "code":
-        bodies = Path(wrk_env["BODIES_FILE"]).read_text().split()[:2000]
-    else:  # the reads: GET, the token (if any) in the header
-        bodies = [""] * 5000
-    path, _, query = path.partition("?")
+        return [Path(wrk_env["BODY_FILE"]).read_text().strip()] * 2000
+    if scenario == "refresh":
+        return [refresh_body(t, wrk_env["CLIENT_ID"]) for t in Path(wrk_env["TOKENS_FILE"]).read_text().split()]
+    if scenario == "code":
+        return Path(wrk_env["BODIES_FILE"]).read_text().split()[:2000]
+    return [""] * 5000  # the reads: GET, the token (if any) in the header
+
+
+def asgi_caller(
+    app: Any, scenario: str, base: str, url: str, wrk_env: dict[str, str]
+) -> tuple[Callable[[str], Awaitable[bytes]], collections.Counter[int]]:
+    """A call of the scenario's request with a body, straight into the ASGI app (no
+    server, no socket), giving back the response's body; and the statuses counted."""
+    path, _, query = url.removeprefix(base).partition("?")
     method = "POST" if scenario in ("introspection", "refresh", "code") else "GET"
     headers = [(b"host", b"127.0.0.1")]
     if method == "POST":
@@ -159,13 +154,17 @@ async def _in_process(
         headers.append((b"authorization", f"Bearer {wrk_env['ACCESS_TOKEN']}".encode()))
     statuses: collections.Counter[int] = collections.Counter()
 
-    async def call(body: str) -> None:
+    async def call(body: str) -> bytes:
+        sent = bytearray()
+
         async def receive() -> dict[str, object]:
             return {"type": "http.request", "body": body.encode(), "more_body": False}
 
-        async def send(message: dict[str, object]) -> None:
+        async def send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                statuses[int(message["status"])] += 1  # type: ignore[call-overload]
+                statuses[int(message["status"])] += 1
+            elif message["type"] == "http.response.body":
+                sent.extend(message.get("body", b""))
 
         await app(
             {
@@ -185,6 +184,27 @@ async def _in_process(
             receive,
             send,
         )
+        return bytes(sent)
+
+    return call, statuses
+
+
+async def _in_process(
+    dsn: str, base: str, url: str, wrk_env: dict[str, str], scenario: str, breakdown: bool = False
+) -> str:
+    """The same requests through the ASGI app in this process, one at a time, under
+    cProfile (exact call counts and our own functions' cost, without the server) or,
+    with `breakdown`, with the CPU time of each step of a token request (STEPS)."""
+    import cProfile
+    import io
+    import pstats
+
+    from courseschool.common.asgi import AppLifespan
+    from courseschool.platform.app import build
+
+    app = build(B.in_process_settings(dsn, base))
+    bodies = request_bodies(scenario, wrk_env)
+    call, statuses = asgi_caller(app, scenario, base, url, wrk_env)
 
     if breakdown:
         steps: collections.Counter[str] = collections.Counter()
@@ -228,9 +248,20 @@ async def _in_process(
     return f"statuses {dict(statuses)}\n" + out.getvalue()
 
 
-async def profile(
-    scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False, breakdown: bool = False
-) -> str:
+class Scenario(NamedTuple):
+    """A scenario's server (the all-in-one on granian, over a scratch database) and what
+    loads it: the URL, wrk's script and its environment."""
+
+    dsn: str
+    base: str
+    url: str
+    script: str
+    wrk_env: dict[str, str]
+    process: subprocess.Popen[bytes]
+
+
+@contextlib.asynccontextmanager
+async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 256) -> AsyncIterator[Scenario]:
     tmp = Path(tempfile.mkdtemp(prefix="cs-profile-"))
     from courseschool.platform.run import prepare
 
@@ -243,7 +274,6 @@ async def profile(
         try:
             _reg, tokens = await B.owner_tokens(base, "openid courses:read")
             client_id = await B.register_public(base)
-            script, url, wrk_env = None, "", {}
             if scenario == "introspection":
                 body = tmp / "body.txt"
                 body.write_text(
@@ -254,12 +284,12 @@ async def profile(
                 )
                 script, url, wrk_env = "introspect.lua", f"{base}/api/oauth/introspect", {"BODY_FILE": str(body)}
             elif scenario == "refresh":
-                lines = await B.mint_public(dsn, client_id, base, "refresh", 256)
+                lines = await B.mint_public(dsn, client_id, base, "refresh", refresh_lineages)
                 (tmp / "refresh.txt").write_text("\n".join(lines) + "\n")
                 script, url = "refresh.lua", f"{base}/api/oauth/token"
                 wrk_env = {"TOKENS_FILE": str(tmp / "refresh.txt"), "CLIENT_ID": client_id}
             elif scenario == "code":
-                lines = await B.mint_public(dsn, client_id, base, "code", 1500 * seconds)
+                lines = await B.mint_public(dsn, client_id, base, "code", codes)
                 (tmp / "codes.txt").write_text("\n".join(lines) + "\n")
                 script, url, wrk_env = "once.lua", f"{base}/api/oauth/token", {"BODIES_FILE": str(tmp / "codes.txt")}
             elif scenario == "read":
@@ -269,39 +299,46 @@ async def profile(
                 school = B._claims(tokens["access_token"])["school_id"]
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true&school={school}"
                 wrk_env = {"ACCESS_TOKEN": ""}
-            if in_process or breakdown:
-                return await _in_process(dsn, base, url, wrk_env, scenario, breakdown)
-            collapsed = tmp / "stacks.txt"
-            spy = subprocess.Popen(
-                [
-                    str(Path(sys.executable).with_name("py-spy")),
-                    "record",
-                    "--pid",
-                    str(_worker(process.pid)),
-                    "--duration",
-                    str(seconds),
-                    "--rate",
-                    "250",
-                    "--format",
-                    "raw",
-                    "--output",
-                    str(collapsed),
-                    "--nonblocking",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            cmd = ["wrk", "-t1", "-c32", f"-d{seconds}s", "-s", str(ROOT / "bench" / "lua" / script), url]
-            done = subprocess.run(
-                pinned(cmd, LOAD_CORE), capture_output=True, text=True, env={**os.environ, **wrk_env}, check=False
-            )
-            spy.wait(seconds + 30)
-            print(done.stdout)
-            if keep is not None:
-                shutil.copy(collapsed, keep)
-            return "\n".join(_top(collapsed, limit))
+            yield Scenario(dsn, base, url, script, wrk_env, process)
         finally:
             stop(process)
+
+
+async def profile(
+    scenario: str, seconds: int, limit: int, keep: Path | None, in_process: bool = False, breakdown: bool = False
+) -> str:
+    async with scenario_server(scenario, codes=1500 * seconds) as s:
+        if in_process or breakdown:
+            return await _in_process(s.dsn, s.base, s.url, s.wrk_env, scenario, breakdown)
+        collapsed = Path(tempfile.mkdtemp(prefix="cs-profile-")) / "stacks.txt"
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("py-spy")),
+                "record",
+                "--pid",
+                str(_worker(s.process.pid)),
+                "--duration",
+                str(seconds),
+                "--rate",
+                "250",
+                "--format",
+                "raw",
+                "--output",
+                str(collapsed),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        cmd = ["wrk", "-t1", "-c32", f"-d{seconds}s", "-s", str(ROOT / "bench" / "lua" / s.script), s.url]
+        done = subprocess.run(
+            pinned(cmd, LOAD_CORE), capture_output=True, text=True, env={**os.environ, **s.wrk_env}, check=False
+        )
+        spy.wait(seconds + 30)
+        print(done.stdout)
+        if keep is not None:
+            shutil.copy(collapsed, keep)
+        return "\n".join(_top(collapsed, limit))
 
 
 def main() -> None:
