@@ -1,6 +1,7 @@
 """One connection for a run of statements (`common.db.held`): the statements a task runs
 on the pool inside the block share one checkout; a task it starts checks out its own; a
-transaction inside is the block's own; nothing is held after it. The token endpoint
+transaction inside is the block's own; the connection is checked out at the first
+statement and given back when the block ends, by an error too. The token endpoint
 runs each grant this way: one checkout for the refresh and the code exchange, however
 many statements they take."""
 
@@ -58,6 +59,22 @@ async def test_the_statements_of_a_block_share_one_checkout(pool: Pool, checkout
     assert pool.get_idle_size() == pool.get_size()  # given back when the block ends
     await pool.fetchval(PID)
     assert checkouts[asyncio.current_task()] == 2  # outside a block: a checkout per statement again
+
+
+async def test_a_block_that_runs_no_statement_checks_nothing_out(pool: Pool, checkouts: Counter[Any]) -> None:
+    async with held(pool):
+        assert pool.get_idle_size() == pool.get_size()
+    assert checkouts[asyncio.current_task()] == 0
+
+
+async def test_a_block_left_by_an_error_gives_its_connection_back(pool: Pool) -> None:
+    with pytest.raises(ZeroDivisionError):
+        async with held(pool):
+            await pool.execute("BEGIN")  # a transaction left open: the reset rolls it back
+            raise ZeroDivisionError
+    assert pool.get_idle_size() == pool.get_size()
+    async with pool.acquire() as connection:
+        assert not connection.is_in_transaction()
 
 
 async def test_a_nested_block_keeps_the_outer_connection(pool: Pool, checkouts: Counter[Any]) -> None:

@@ -12,7 +12,6 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,57 +52,75 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Held:
-    """The connection a task took for a run of statements (`held`), as what
-    `Pool.acquire` gives back to that task meanwhile: entering it releases nothing."""
+class _Lent:
+    """What `Pool.acquire` gives the task inside `held` instead of a checkout: the
+    block's one connection, checked out when its first statement needs it (a block that
+    runs none costs nothing); entering it again releases nothing."""
 
-    pool: Pool
-    task: asyncio.Task[Any] | None
-    connection: asyncpg.Connection
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.task = asyncio.current_task()
+        self.checkout: Any = None  # asyncpg's acquire context, once a statement needed it
+        self.connection: asyncpg.Connection | None = None
 
     async def __aenter__(self) -> asyncpg.Connection:
+        if self.connection is None:
+            checkout = asyncpg.Pool.acquire(self.pool)
+            self.connection = await checkout.__aenter__()
+            self.checkout = checkout
         return self.connection
 
     async def __aexit__(self, *exc: object) -> None:
         return None
 
+    async def give_back(self, *exc: Any) -> None:
+        if self.checkout is not None:
+            checkout, self.checkout, self.connection = self.checkout, None, None
+            await checkout.__aexit__(*exc)
 
-_HELD: ContextVar[_Held | None] = ContextVar("courseschool_held_connection", default=None)
+
+_LENT: ContextVar[_Lent | None] = ContextVar("courseschool_lent_connection", default=None)
 
 
 class Pool(asyncpg.Pool):
-    """asyncpg's pool, which lends a task the connection it holds (`held`): every
-    statement a store runs there, through `fetchrow` or `acquire` alike, goes over that
-    one connection instead of a checkout of its own. A checkout (the pool's queue, its
-    time-outs, the reset on release) costs about as much CPU as a short statement (bench/
-    RESULTS.md); a token request runs two to four. Only the task that took it is lent the
-    connection: tasks it starts (which copy its context) check out their own, as two
-    statements at once on one connection would fail."""
+    """asyncpg's pool, which lends a task inside `held` one connection: every statement
+    a store runs there, through `fetchrow` or `acquire` alike, goes over it instead of a
+    checkout of its own. A checkout (the pool's queue, its time-outs, the reset on
+    release) costs about as much CPU as a short statement (bench/RESULTS.md). Only the
+    task that entered the block is lent the connection: tasks it starts (which copy its
+    context) check out their own, as two statements at once on one connection fail."""
 
     def acquire(self, *, timeout: float | None = None) -> Any:
-        lent = _HELD.get()
+        lent = _LENT.get()
         if lent is not None and lent.pool is self and lent.task is asyncio.current_task():
             return lent
         return super().acquire(timeout=timeout)
 
 
+def _lent_here(pool: asyncpg.Pool) -> bool:
+    lent = _LENT.get()
+    return lent is not None and lent.pool is pool and lent.task is asyncio.current_task()
+
+
 @contextlib.asynccontextmanager
 async def held(pool: asyncpg.Pool) -> AsyncIterator[None]:
-    """One connection for the statements this task runs on `pool` until the block ends
-    (each statement commits on its own as before; a transaction opened inside is one on
-    this connection). Nested, the outer connection is kept; on a plain asyncpg pool,
-    nothing changes."""
-    lent = _HELD.get()
-    if not isinstance(pool, Pool) or (lent is not None and lent.pool is pool):
+    """One connection for the statements this task runs on `pool` until the block ends,
+    checked out at the first of them (each statement commits on its own as before; a
+    transaction opened inside is one on this connection). Nested, the outer block's
+    connection is kept; on a plain asyncpg pool, nothing changes."""
+    if not isinstance(pool, Pool) or _lent_here(pool):
         yield
         return
-    async with pool.acquire() as connection:
-        mark = _HELD.set(_Held(pool, asyncio.current_task(), connection))
-        try:
-            yield
-        finally:
-            _HELD.reset(mark)
+    lent = _Lent(pool)
+    mark = _LENT.set(lent)
+    try:
+        yield
+    except BaseException as exc:
+        _LENT.reset(mark)
+        await lent.give_back(type(exc), exc, exc.__traceback__)
+        raise
+    _LENT.reset(mark)
+    await lent.give_back(None, None, None)
 
 
 async def create_pool(dsn: str, *, min_size: int = 0, max_size: int = 10) -> Pool:
