@@ -2,8 +2,8 @@
 on the pool inside the block share one checkout; a task it starts checks out its own; a
 transaction inside is the block's own; the connection is checked out at the first
 statement and given back when the block ends, by an error too. The token endpoint
-runs each grant this way: one checkout for the refresh and the code exchange, however
-many statements they take."""
+runs each grant this way, and revocation its lookup and revocation: one checkout each,
+however many statements they take."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ async def test_a_plain_asyncpg_pool_is_left_as_it_is(database_url: str) -> None:
         await plain.close()
 
 
-async def test_a_refresh_and_a_code_exchange_check_out_once(flow: Flow, checkouts: Counter[Any]) -> None:
+async def test_a_code_exchange_a_refresh_and_a_revocation_check_out_once(flow: Flow, checkouts: Counter[Any]) -> None:
     reg = await flow.register()
     user = await flow.user()
     callback, verifier, _ = await flow.authorize(reg, user)
@@ -130,4 +130,8 @@ async def test_a_refresh_and_a_code_exchange_check_out_once(flow: Flow, checkout
     checkouts.clear()
     refreshed = await Lifecycle(flow).refresh(reg, exchanged.json()["refresh_token"])
     assert refreshed.status_code == 200, refreshed.text
+    assert checkouts[asyncio.current_task()] == 1
+    checkouts.clear()
+    revoked = await Lifecycle(flow).revoke(reg, refreshed.json()["refresh_token"])
+    assert revoked.status_code == 200, revoked.text
     assert checkouts[asyncio.current_task()] == 1

@@ -4,6 +4,8 @@ handler revokes."""
 
 from __future__ import annotations
 
+from courseschool.common.db import held
+
 from ..components import Components
 from ..protocol import revocation
 from ..protocol.authorization import Params
@@ -12,4 +14,5 @@ from .token import authenticated
 
 async def revoke_token(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
-    await revocation.revoke(parsed, client, c.token_context())
+    async with held(c.pool):  # the lookup and the revocation over one checkout
+        await revocation.revoke(parsed, client, c.token_context())
