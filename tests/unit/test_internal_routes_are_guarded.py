@@ -1,6 +1,6 @@
 """Every `/internal` and admin route of the authorization server carries its guard: the
 admin API's (`web/admin.admin_only`: ADMIN_TOKEN) under `/internal/admin`, and the
-internal token's (`web/internal.internal_only`: INTERNAL_TOKEN) on every other
+internal token's (`common.web.internal_only`: INTERNAL_TOKEN) on every other
 `/internal` path. The guards sit on their routers, so a handler cannot forget the
 check; this walk of the app's routes fails for a route added anywhere else."""
 
@@ -14,20 +14,30 @@ from litestar import Litestar, get
 from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
 from courseschool.authz.web.admin import admin_only
-from courseschool.authz.web.internal import internal_only
+from courseschool.common.web import internal_only
+
+# Each router gets its own guard from the factory (it is given the app's token): what
+# they share is the factory's function, whose name each of them carries.
+INTERNAL_GUARD = internal_only(None).__qualname__
 
 
-def required_guard(path: str) -> Callable[..., Any] | None:
-    """The guard a route at `path` must carry, or None for a public one."""
+def required_guard(path: str) -> str | None:
+    """The guard a route at `path` must carry ("admin" or "internal"), or None for a public one."""
     segments = path.strip("/").split("/")
     if segments[0] == "internal":
-        return admin_only if segments[1:2] == ["admin"] else internal_only
-    return admin_only if "admin" in segments else None
+        return "admin" if segments[1:2] == ["admin"] else "internal"
+    return "admin" if "admin" in segments else None
 
 
-def guards_of(handler: Any) -> list[Callable[..., Any]]:
-    """The guards a handler runs, declared on it or on any layer above it (router, app)."""
-    return [guard for layer in handler.ownership_layers for guard in (layer.guards or [])]
+def kind_of(guard: Callable[..., Any]) -> str | None:
+    if guard is admin_only:
+        return "admin"
+    return "internal" if getattr(guard, "__qualname__", None) == INTERNAL_GUARD else None
+
+
+def guards_of(handler: Any) -> list[str | None]:
+    """The guards a handler runs, declared on it or on any layer above it (router, app), by kind."""
+    return [kind_of(guard) for layer in handler.ownership_layers for guard in (layer.guards or [])]
 
 
 def walk(app: Litestar) -> list[tuple[str, Any]]:
@@ -55,7 +65,7 @@ def _app() -> Litestar:
 def test_every_internal_and_admin_route_carries_its_guard() -> None:
     app = _app()
     guarded = [path for path, _ in walk(app) if required_guard(path) is not None]
-    admin_routes = [path for path in guarded if required_guard(path) is admin_only]
+    admin_routes = [path for path in guarded if required_guard(path) == "admin"]
     assert len(admin_routes) >= 20 and len(guarded) - len(admin_routes) >= 5  # the walk sees them all
     assert unguarded(app) == []
 

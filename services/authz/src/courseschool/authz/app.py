@@ -39,7 +39,7 @@ from .web import (
     userinfo,
 )
 from .web.http import provide_authz
-from .web.internal import INTERNAL_ROUTER
+from .web.internal import internal_router
 
 MAX_BODY = 64 * 1024
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -73,7 +73,6 @@ ROUTES = [
     userinfo.userinfo,
     jwks.jwks,
     *school_apps.ROUTES,
-    INTERNAL_ROUTER,
     admin.ADMIN_ROUTER,
 ]
 
@@ -129,7 +128,7 @@ def create_app(
 
     app = service_app(
         "authz",
-        route_handlers=ROUTES,
+        route_handlers=[*ROUTES, internal_router(settings)],
         ready_checks={"postgres": check_postgres, "redis": check_redis},
         dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
         lifespan=[lifespan],

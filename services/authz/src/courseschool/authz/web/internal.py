@@ -1,30 +1,23 @@
 """`/internal/*` for the other services (never routed publicly): the metadata and
 OpenAPI parts for the discovery service, the current revocations for resource servers
-(re)joining the feed, and schools. Every route is on `INTERNAL_ROUTER`, whose guard
-(`internal_only`) answers 404 to anyone without INTERNAL_TOKEN before the handler runs."""
+(re)joining the feed, and schools. Every route is on the router `internal_router` makes,
+whose guard (`common.web.internal_only`, the resource API's too) answers 404 to anyone
+without INTERNAL_TOKEN before the handler runs."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar import Response, Router, get
-from litestar.connection import ASGIConnection
-from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath
 
 from courseschool.common.errors import NotFoundError
+from courseschool.common.web import internal_only
 
 from ..metadata import authorization_server_metadata, openid_configuration
 from ..openapi import authz_openapi
-from .http import Authz, check_internal, json_response, no_store_json
+from ..settings import AuthzSettings
+from .http import Authz, json_response, no_store_json
 
 PATH = "/internal"
-
-
-def internal_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """The guard of every `/internal` route: `Authorization: Bearer <INTERNAL_TOKEN>`, or
-    the path does not exist (404, as for a path that is not there)."""
-    check_internal(connection, connection.app.state.authz.settings.internal_token)
 
 
 @get("/metadata/oauth-authorization-server")
@@ -58,14 +51,17 @@ async def internal_school(ref: FromPath[str], authz: Authz) -> Response[bytes]:
     return no_store_json({"id": school["id"], "slug": school["slug"], "name": school["name"]})
 
 
-INTERNAL_ROUTER = Router(
-    PATH,
-    route_handlers=[
-        internal_as_metadata,
-        internal_oidc_metadata,
-        internal_openapi,
-        internal_revocations,
-        internal_school,
-    ],
-    guards=[internal_only],
-)
+def internal_router(settings: AuthzSettings) -> Router:
+    """Every `/internal` route, behind `Authorization: Bearer <INTERNAL_TOKEN>` (anyone
+    else: 404, as for a path that is not there)."""
+    return Router(
+        PATH,
+        route_handlers=[
+            internal_as_metadata,
+            internal_oidc_metadata,
+            internal_openapi,
+            internal_revocations,
+            internal_school,
+        ],
+        guards=[internal_only(settings.internal_token)],
+    )
