@@ -109,7 +109,7 @@ async def api_env(
         resource_later.app = rs_app
         async with AppLifespan(rs_app):
             if rs_redis_url is None:
-                assert await rs_app.state.resources.verifier.feed.wait_healthy()
+                assert await rs_app.state.resource_api.verifier.feed.wait_healthy()
             async with (
                 AppClient(transport=httpx.ASGITransport(app=authz_app), base_url=BASE_URL) as authz_client,
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=rs_app), base_url=BASE_URL) as api,

@@ -39,7 +39,7 @@ def claims(token: str) -> dict[str, Any]:
 
 
 def job(env: ApiEnv) -> ActivityJob:
-    return env.rs_app.state.activity
+    return env.rs_app.state.resource_api.activity
 
 
 async def summary(env: ApiEnv, **params: Any) -> dict[str, Any]:
@@ -320,7 +320,7 @@ async def test_retention_removes_only_rows_past_it(env: ApiEnv) -> None:
             grant,
             uuid.UUID(school),
         )
-    assert env.rs_app.state.resources.settings.activity_retention_days == 90  # the default
+    assert env.rs_app.state.resource_api.settings.activity_retention_days == 90  # the default
     assert await job(env).housekeeping() == {"activity_reads": 1, "activity_changes": 1}
     days = await env.pool.fetch(
         "SELECT (now() AT TIME ZONE 'UTC')::date - day AS ago FROM api_activity_reads ORDER BY ago"

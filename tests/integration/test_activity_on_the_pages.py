@@ -54,7 +54,7 @@ async def _an_agent_at_work(env: ApiEnv) -> tuple[dict[str, str], str]:
         "/api/v1/courses", headers=bearer, json={"title": "Watercolour for beginners", "slug": "watercolour"}
     )
     assert made.status_code == 201, made.text
-    await env.rs_app.state.activity.run_once()
+    await env.rs_app.state.resource_api.activity.run_once()
     return lecturer, owner["email"]
 
 

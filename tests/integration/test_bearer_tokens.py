@@ -60,7 +60,7 @@ async def test_expired_token_is_refused(env: ApiEnv, clock) -> None:
 async def test_clock_skew_within_the_leeway_is_tolerated(env: ApiEnv, clock) -> None:
     token = await env.token("courses:read")
     clock.advance(600 + 20)  # expired by 20 s at the resource server's clock
-    if env.rs_app.state.resources.verifier.mode == "jwt":
+    if env.rs_app.state.resource_api.verifier.mode == "jwt":
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
 
 
@@ -174,7 +174,7 @@ async def test_introspection_answers_are_cached_no_longer_than_the_token_lives(
 @pytest.mark.parametrize("mode", ["jwt", "introspection"])
 async def test_without_redis_the_resource_server_asks_the_authorization_server(mode, open_api_env) -> None:
     async with open_api_env(mode=mode, rs_redis_url="redis://127.0.0.1:1/0") as env:
-        assert env.rs_app.state.resources.verifier.feed.healthy is False
+        assert env.rs_app.state.resource_api.verifier.feed.healthy is False
         token = await env.token("courses:read")
         assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
         assert (await env.api.get("/api/v1/courses?school=acme")).status_code == 200  # anonymous unaffected
@@ -197,7 +197,7 @@ async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(open_api_
 
 
 async def test_revocation_feed_recovers_after_losing_its_connection(env: ApiEnv, redis_client) -> None:
-    feed = env.rs_app.state.resources.verifier.feed
+    feed = env.rs_app.state.resource_api.verifier.feed
     token = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200
     await kill_pubsub_connections(redis_client)
@@ -217,7 +217,7 @@ async def proxied(request, open_api_env, redis_url) -> AsyncIterator[tuple[ApiEn
         redis_proxy(redis_url) as proxy,
         open_api_env(mode=request.param, rs_redis_url=proxy.url) as running,
     ):
-        assert await running.rs_app.state.resources.verifier.feed.wait_healthy()
+        assert await running.rs_app.state.resource_api.verifier.feed.wait_healthy()
         yield running, proxy
 
 
@@ -225,7 +225,7 @@ async def test_a_lost_feed_is_distrusted_before_it_reconnects(proxied: tuple[Api
     """The feed counts as lost when its connection drops, not once a reconnection has
     succeeded or failed: a revocation published in between never reaches it."""
     env, proxy = proxied
-    feed = env.rs_app.state.resources.verifier.feed
+    feed = env.rs_app.state.resource_api.verifier.feed
     token = await env.token("courses:read")
     assert (await env.api.get("/api/v1/courses", headers=env.bearer(token))).status_code == 200  # now held in memory
     assert await _feed_gauge(env) == 1.0
@@ -257,7 +257,7 @@ def feed_principal(claims: dict):
 
 
 async def test_a_flushed_redis_does_not_make_revoked_tokens_good_again(env: ApiEnv, redis_client) -> None:
-    feed = env.rs_app.state.resources.verifier.feed
+    feed = env.rs_app.state.resource_api.verifier.feed
     token = await env.token("courses:read")
     await env.flow.client.post("/api/oauth/revoke", data={"token": token, "client_id": env.reg["client_id"]})
     await redis_client.flushdb()  # the revocation keys are gone from Redis...

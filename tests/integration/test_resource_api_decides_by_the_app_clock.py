@@ -53,7 +53,7 @@ async def test_retention_removes_what_is_past_it_by_the_apps_clock(env: ApiEnv, 
             grant,
             school,
         )
-    assert await env.rs_app.state.activity.housekeeping() == {"activity_reads": 1, "activity_changes": 1}
+    assert await env.rs_app.state.resource_api.activity.housekeeping() == {"activity_reads": 1, "activity_changes": 1}
     days = await env.pool.fetch("SELECT $1::date - day AS ago FROM api_activity_reads ORDER BY ago", now.date())
     assert [r["ago"] for r in days] == [89, 90]
     kept = await env.pool.fetchval(

@@ -1,7 +1,8 @@
 """The resource API's service layer: one generic set of operations for every area,
-driven by its `AreaSpec`. Callers arrive verified and scope-checked (`web/principal.py`)
-with their input parsed (queries: `web/query.py`; bodies: `web/body.py`), so nothing here
-reads bytes or a request; tenancy and validation live here once."""
+driven by its `AreaSpec` (a singleton area's: singletons.py). Callers arrive verified
+and scope-checked (`web/principal.py`) with their input parsed (queries:
+`web/query.py`; bodies: `web/body.py`), so nothing here reads bytes or a request;
+tenancy and validation live here once."""
 
 from __future__ import annotations
 
@@ -17,12 +18,11 @@ from courseschool.common.scopes import ANALYTICS
 from .activity import ReadCounter
 from .areas.registry import AreaSpec
 from .areas.rules import RuleError, validate_document
-from .auth.verifier import ANONYMOUS, BearerVerifier, Principal
+from .auth.verifier import ANONYMOUS, Principal
 from .catalogue import CatalogueCache
 from .schools import SchoolDirectory
-from .settings import ResourceSettings
 from .storage import analytics
-from .storage.activity import Actor, PgActivityStore
+from .storage.activity import Actor
 from .storage.files import PgFileStore
 from .storage.items import Conflict, Page, PgItemStore
 
@@ -38,26 +38,27 @@ class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ResourceService:
+    """The items of every collection area (the anonymous catalogue among them), the
+    analytics and the uploads; a singleton area's one value is `Singletons`'
+    (singletons.py). Built once per process (components.py)."""
+
     def __init__(
         self,
-        settings: ResourceSettings,
         pool: asyncpg.Pool,
-        verifier: BearerVerifier,
+        items: PgItemStore,
+        files: PgFileStore,
         schools: SchoolDirectory,
         reads: ReadCounter,
+        catalogue_cache: CatalogueCache,
     ) -> None:
         """`reads` counts what tokens read for their grant's activity; changes are
         recorded by the stores, with the change (activity.py)."""
-        self.settings = settings
         self.pool = pool
-        self.items = PgItemStore(pool)
-        self.files = PgFileStore(pool)
-        self.activity = PgActivityStore(pool)
-        self.verifier = verifier
+        self.items = items
+        self.files = files
         self.schools = schools
         self.reads = reads
-        self.metadata_url = f"{settings.base_url}/.well-known/oauth-protected-resource"
-        self.catalogue_cache = CatalogueCache(settings.catalogue_cache_ttl)
+        self.catalogue_cache = catalogue_cache
 
     # -- collections ------------------------------------------------------------------
 
@@ -84,7 +85,7 @@ class ResourceService:
                 limit=query.limit,
             )
             return Page(items=[_shown(spec, principal, item) for item in page.items], next_cursor=page.next_cursor)
-        school_id = _school_of(principal)
+        school_id = school_of(principal)
         if query.school:
             named = await self.schools.find(query.school)
             if named is None or named.id != school_id:
@@ -104,7 +105,7 @@ class ResourceService:
     async def get(self, spec: AreaSpec, principal: Principal, item_id: str) -> dict[str, Any]:
         item = await self.items.get(spec, item_id)
         visible = item is not None and (
-            item["_published"] if principal.anonymous else item["school_id"] == _school_of(principal)
+            item["_published"] if principal.anonymous else item["school_id"] == school_of(principal)
         )
         if item is None or not visible:
             raise NotFoundError(f"no such {spec.path} item")
@@ -114,10 +115,10 @@ class ResourceService:
 
     async def create(self, spec: AreaSpec, principal: Principal, document: dict[str, Any]) -> dict[str, Any]:
         """`document`: the new item as decoded (web/body.py), validated here."""
-        school_id = _school_of(principal)
-        data = self._validated(spec, document)
+        school_id = school_of(principal)
+        data = validated(spec, document)
         try:
-            created = await self.items.create(spec, school_id, data, _actor(principal))
+            created = await self.items.create(spec, school_id, data, actor(principal))
         except Conflict:
             raise ConflictError(f"another {spec.path} item already has this {spec.unique}") from None
         self.catalogue_cache.forget(spec.name)  # after the write (a read racing it may keep a page for the TTL)
@@ -127,15 +128,15 @@ class ResourceService:
         self, spec: AreaSpec, principal: Principal, item_id: str, changes: dict[str, Any]
     ) -> dict[str, Any]:
         """`changes`: the fields to change, decoded as the area's patch (web/body.py)."""
-        school_id = _school_of(principal)
+        school_id = school_of(principal)
         item = await self.items.get(spec, item_id)
         if item is None or item["school_id"] != school_id:
             raise NotFoundError(f"no such {spec.path} item")
         assert spec.model is not None
         current = {k: item[k] for k in spec.model.__struct_fields__ if k in item}
-        data = self._validated(spec, {**current, **changes})
+        data = validated(spec, {**current, **changes})
         try:
-            updated = await self.items.replace(spec, school_id, item_id, data, _actor(principal))
+            updated = await self.items.replace(spec, school_id, item_id, data, actor(principal))
         except Conflict:
             raise ConflictError(f"another {spec.path} item already has this {spec.unique}") from None
         if updated is None:
@@ -144,53 +145,21 @@ class ResourceService:
         return updated
 
     async def delete(self, spec: AreaSpec, principal: Principal, item_id: str) -> None:
-        if not await self.items.delete(spec, _school_of(principal), item_id, _actor(principal)):
+        if not await self.items.delete(spec, school_of(principal), item_id, actor(principal)):
             raise NotFoundError(f"no such {spec.path} item")
         self.catalogue_cache.forget(spec.name)
-
-    # -- singletons -------------------------------------------------------------------
-
-    async def get_singleton(self, spec: AreaSpec, principal: Principal) -> dict[str, Any]:
-        stored = await self.items.get_singleton(spec, _school_of(principal), _owner(spec, principal))
-        if stored is None:
-            stored = await self._first_value(spec, principal)
-        if stored is None:
-            raise NotFoundError(f"the {spec.path} has not been set up yet")
-        self.reads.count(principal, spec.name)
-        return stored
-
-    async def update_singleton(self, spec: AreaSpec, principal: Principal, changes: dict[str, Any]) -> dict[str, Any]:
-        school_id, owner = _school_of(principal), _owner(spec, principal)
-        current = await self.items.get_singleton(spec, school_id, owner) or await self._first_value(spec, principal)
-        current = {k: v for k, v in (current or {}).items() if k != "updated_at"}
-        data = self._validated(spec, {**current, **changes})
-        return await self.items.put_singleton(spec, school_id, owner, data, _actor(principal))
-
-    async def _first_value(self, spec: AreaSpec, principal: Principal) -> dict[str, Any] | None:
-        """What a singleton holds before it is first written: the model's defaults, and
-        what the area takes from its school (the school's name, say)."""
-        assert spec.model is not None
-        seeded: dict[str, Any] = {}
-        if spec.from_school is not None:
-            school = await self.schools.find(_school_of(principal))
-            if school is not None and school.name:
-                seeded = spec.from_school(school)
-        try:
-            return msgspec.to_builtins(msgspec.convert(seeded, spec.model))
-        except msgspec.ValidationError:  # the model has required fields nothing provides
-            return None
 
     # -- computed ---------------------------------------------------------------------
 
     async def analytics(self, principal: Principal, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
-        figures = await analytics.school_figures(self.pool, _school_of(principal), start, end)
+        figures = await analytics.school_figures(self.pool, school_of(principal), start, end)
         self.reads.count(principal, ANALYTICS.name)
         return figures
 
     # -- uploads ----------------------------------------------------------------------
 
     async def upload(self, principal: Principal, filename: str, content_type: str, content: bytes) -> dict[str, Any]:
-        return await self.files.save(_school_of(principal), filename, content_type, content, _actor(principal))
+        return await self.files.save(school_of(principal), filename, content_type, content, actor(principal))
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -200,27 +169,24 @@ class ResourceService:
             raise NotFoundError("no such school")
         return school.id
 
-    @staticmethod
-    def _validated(spec: AreaSpec, data: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return validate_document(spec, data)
-        except (msgspec.ValidationError, RuleError) as exc:
-            raise ValidationFailedError(str(exc)) from None
+
+def validated(spec: AreaSpec, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as the area stores it, or 422: every write goes through this."""
+    try:
+        return validate_document(spec, data)
+    except (msgspec.ValidationError, RuleError) as exc:
+        raise ValidationFailedError(str(exc)) from None
 
 
-def _school_of(principal: Principal) -> str:
+def school_of(principal: Principal) -> str:
     """The school the token acts for (the route's guard let no anonymous caller here)."""
     assert principal.school_id is not None
     return principal.school_id
 
 
-def _actor(principal: Principal) -> Actor:
+def actor(principal: Principal) -> Actor:
     """Whose change it is: the token's grant, client and user (storage/activity.py)."""
     return Actor(grant_id=principal.grant_id, client_id=principal.client_id or "", user_id=principal.sub or "")
-
-
-def _owner(spec: AreaSpec, principal: Principal) -> str:
-    return principal.sub or "" if spec.per_user else ""
 
 
 def _shown(spec: AreaSpec, principal: Principal, item: dict[str, Any]) -> dict[str, Any]:

@@ -30,8 +30,8 @@ from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import no_store_json
 
-from ..service import ResourceService
-from ..storage.activity import ActivityQuery, GrantActivity
+from ..settings import ResourceSettings
+from ..storage.activity import ActivityQuery, GrantActivity, PgActivityStore
 
 MAX_GRANTS = 100
 MAX_CHANGED = 200
@@ -47,10 +47,12 @@ class ActivityAnswer(msgspec.Struct, frozen=True):
 def activity_routes(clock: Clock) -> list[HTTPRouteHandler]:
     @get("/activity", name="internal_activity")  # under the router of /internal
     async def internal_activity(
-        request: Request[Any, Any, Any], resources: NamedDependency[ResourceService]
+        request: Request[Any, Any, Any],
+        activity_store: NamedDependency[PgActivityStore],
+        settings: NamedDependency[ResourceSettings],
     ) -> Response[bytes]:
-        days, query = activity_query(request, clock, resources.settings.activity_retention_days)
-        grants = await resources.activity.summary(query)
+        days, query = activity_query(request, clock, settings.activity_retention_days)
+        grants = await activity_store.summary(query)
         return no_store_json(ActivityAnswer(since=query.since.isoformat(), days=days, grants=grants))
 
     return [internal_activity]

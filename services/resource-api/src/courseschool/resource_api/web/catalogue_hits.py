@@ -24,7 +24,7 @@ from courseschool.common.bearer import presented_token
 from courseschool.common.errors import PlatformError
 
 from ..catalogue import cache_control
-from ..service import ResourceService
+from ..components import Components
 from .query import list_query
 
 
@@ -34,24 +34,24 @@ class CatalogueHits:
         self.area = area
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        resources: ResourceService = scope["litestar_app"].state.resources
-        page = self._held(Request(scope), resources)
+        resource_api: Components = scope["litestar_app"].state.resource_api  # middleware gets no DI
+        page = self._held(Request(scope), resource_api)
         if page is None:
             await self.app(scope, receive, send)
             return
         headers = [
             (b"content-type", b"application/json"),
-            (b"cache-control", cache_control(resources.settings.catalogue_cache_ttl).encode()),
+            (b"cache-control", cache_control(resource_api.settings.catalogue_cache_ttl).encode()),
             (b"content-length", str(len(page)).encode()),
         ]
         await send(HTTPResponseStartEvent(type="http.response.start", status=200, headers=headers))
         await send(HTTPResponseBodyEvent(type="http.response.body", body=page, more_body=False))
 
-    def _held(self, request: Request[Any, Any, Any], resources: ResourceService) -> bytes | None:
+    def _held(self, request: Request[Any, Any, Any], resource_api: Components) -> bytes | None:
         try:
             if presented_token(request.headers.get("authorization")) is not None:
                 return None
-            query = list_query(request, resources.settings)
+            query = list_query(request, resource_api.settings)
         except PlatformError:  # the handler answers it, with its error
             return None
-        return resources.catalogue_cache.held(self.area, query)
+        return resource_api.catalogue.held(self.area, query)

@@ -17,8 +17,6 @@ import inspect
 from typing import Any
 
 from litestar import Litestar, Request
-from litestar.datastructures import State
-from litestar.di import NamedDependency
 from litestar.handlers import BaseRouteHandler
 from litestar.routes import HTTPRoute
 
@@ -33,7 +31,7 @@ from courseschool.common.errors import (
 from courseschool.common.web import proof_target
 
 from ..auth.verifier import ANONYMOUS, Principal
-from ..service import ResourceService
+from ..settings import ResourceSettings
 
 ANONYMOUS_REFUSED = "this resource needs an access token; see /.well-known/oauth-protected-resource"
 
@@ -75,11 +73,9 @@ def require_declared_scopes(app: Litestar) -> None:
         )
 
 
-def provide_resources(state: State) -> ResourceService:
-    return state.resources
-
-
-async def provide_principal(request: Request[Any, Any, Any], resources: NamedDependency[ResourceService]) -> Principal:
+async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    """The caller, verified (`auth/verifier.py`) and checked against the route's `opt`."""
+    resource_api = request.app.state.resource_api  # the app's Components
     scheme = BEARER
     try:
         credentials = presented_token(request.headers.get("authorization"))
@@ -87,18 +83,23 @@ async def provide_principal(request: Request[Any, Any, Any], resources: NamedDep
             principal = ANONYMOUS
         else:
             scheme = credentials.scheme
-            target = proof_target(request, resources.settings.base_url)
-            principal = await resources.verifier.verify(credentials, target)
+            target = proof_target(request, resource_api.settings.base_url)
+            principal = await resource_api.verifier.verify(credentials, target)
     except (InvalidTokenError, InvalidDpopProofError, UseDpopNonceError) as err:
-        raise challenged(err, resources.metadata_url, scheme=scheme) from None
+        raise challenged(err, _metadata_url(resource_api.settings), scheme=scheme) from None
     needed = declared_scopes(request.route_handler)  # never none: require_declared_scopes
     if principal.anonymous:
         if request.route_handler.opt.get("public"):
             return principal
         raise AccessDeniedError(ANONYMOUS_REFUSED)
     if not set(needed) <= principal.scopes:
-        raise challenged(_insufficient(needed), resources.metadata_url, scheme=scheme)
+        raise challenged(_insufficient(needed), _metadata_url(resource_api.settings), scheme=scheme)
     return principal
+
+
+def _metadata_url(settings: ResourceSettings) -> str:
+    """Where the challenge points (RFC 9728 §5.1): this API's protected resource metadata."""
+    return f"{settings.base_url}/.well-known/oauth-protected-resource"
 
 
 def _insufficient(needed: tuple[str, ...]) -> InsufficientScopeError:

@@ -1,7 +1,7 @@
 """Route handlers for every area, made from its `AreaSpec` by one factory per kind,
 each named after its area and action (`courses_list`, `area_route`). Each handler
-receives the guarded caller and the parsed input, calls `ResourceService`, and renders
-JSON."""
+receives the guarded caller, the parsed input and what it uses (web/dependencies.py),
+calls `ResourceService` (a singleton's: `Singletons`), and renders JSON."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ from ..areas.registry import AREA_SPECS, AreaSpec
 from ..auth.verifier import Principal
 from ..catalogue import cache_control
 from ..service import ResourceService
+from ..settings import ResourceSettings
+from ..singletons import Singletons
 from ..uploads import UploadRefused, check_upload, safe_filename
 from .body import json_object, json_patch
 from .catalogue_hits import CatalogueHits
@@ -39,6 +41,8 @@ from .query import list_query, period
 
 API = "/api/v1"
 Service = NamedDependency[ResourceService]
+OneValue = NamedDependency[Singletons]
+Settings = NamedDependency[ResourceSettings]
 Caller = NamedDependency[Principal]
 AppClock = NamedDependency[SkipValidation[Clock]]  # a Protocol: nothing to validate against
 Handler = Callable[..., Awaitable[Any]]
@@ -75,10 +79,12 @@ def collection_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     hits = [DefineMiddleware(CatalogueHits, area=spec.name)] if spec.public else None
 
     @area_route(get, base, spec, "list", opt=read, middleware=hits)
-    async def list_items(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
-        query = list_query(request, resources.settings)
+    async def list_items(
+        request: Request[Any, Any, Any], resources: Service, principal: Caller, settings: Settings
+    ) -> Response[bytes]:
+        query = list_query(request, settings)
         if principal.anonymous:  # the same for every anonymous caller: kept briefly, cacheable
-            cache = {"Cache-Control": cache_control(resources.settings.catalogue_cache_ttl)}
+            cache = {"Cache-Control": cache_control(settings.catalogue_cache_ttl)}
             return Response(await resources.catalogue(spec, query), media_type="application/json", headers=cache)
         return _json(await resources.list(spec, principal, query))
 
@@ -112,12 +118,12 @@ def singleton_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     path = f"{API}/{spec.path}"
 
     @area_route(get, path, spec, "get", opt=guard(spec.read_scope))
-    async def get_one(resources: Service, principal: Caller) -> Response[bytes]:
-        return _json(await resources.get_singleton(spec, principal))
+    async def get_one(singletons: OneValue, principal: Caller) -> Response[bytes]:
+        return _json(await singletons.get(spec, principal))
 
     @area_route(patch, path, spec, "update", opt=guard(spec.write_scope))
-    async def update_one(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
-        return _json(await resources.update_singleton(spec, principal, json_patch(spec, await request.body())))
+    async def update_one(request: Request[Any, Any, Any], singletons: OneValue, principal: Caller) -> Response[bytes]:
+        return _json(await singletons.update(spec, principal, json_patch(spec, await request.body())))
 
     return [get_one, update_one] if spec.writable else [get_one]
 
@@ -137,7 +143,9 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
     path = f"{API}/{spec.path}"
 
     @area_route(post, path, spec, "upload", status_code=201, opt=guard(spec.write_scope))
-    async def upload(request: Request[Any, Any, Any], resources: Service, principal: Caller) -> Response[bytes]:
+    async def upload(
+        request: Request[Any, Any, Any], resources: Service, principal: Caller, settings: Settings
+    ) -> Response[bytes]:
         if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise UnsupportedMediaTypeError("send the file as multipart/form-data in a field named 'file'")
         form = await request.form()
@@ -146,11 +154,11 @@ def upload_routes(spec: AreaSpec) -> list[HTTPRouteHandler]:
             raise InvalidRequestError("send the file in a multipart field named 'file'")
         content = await upload.read()
         try:
-            kind = check_upload(upload.content_type, content, resources.settings.upload_max_bytes)
+            kind = check_upload(upload.content_type, content, settings.upload_max_bytes)
         except UploadRefused as exc:
             raise _refusal(exc) from None
         saved = await resources.upload(principal, safe_filename(upload.filename), kind, content)
-        url = f"{resources.settings.base_url}{path}/{saved['id']}"
+        url = f"{settings.base_url}{path}/{saved['id']}"
         return _json({**saved, "url": url}, 201, {"Location": url})
 
     @area_route(get, path + "/{file_id:str}", spec, "download")
