@@ -1,6 +1,7 @@
-"""The discovery service keeps what it makes at start-up on `app.state` (its documents,
-`app.state.documents`), as the other services do, not in a dictionary its closures
-share: the document routes and the front door's lookups read the same cache there."""
+"""The discovery service keeps what it makes at start-up on `app.state` (its
+`Components`, `app.state.discovery`, with the documents), as the other services do,
+not in a dictionary its closures share: the document routes and the front door's
+lookups read the same cache there."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ async def test_the_documents_live_on_app_state() -> None:
     held = app.state["held_documents"][PRM]
     assert held() is None  # nothing before start-up
     async with AppLifespan(app):
-        documents = app.state.documents
+        documents = app.state.discovery.documents
         assert isinstance(documents, DocumentCache)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as client:
             response = await client.get(PRM)

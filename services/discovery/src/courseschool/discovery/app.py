@@ -1,22 +1,24 @@
-"""The discovery service's Litestar application: the well-known documents, the merged
-OpenAPI document and the walkthrough, each served as pre-serialised bytes with an ETag."""
+"""The discovery service's composition root: the Litestar app, its routes (the
+well-known documents, the merged OpenAPI document and the walkthrough, each served as
+pre-serialised bytes with an ETag), and the `Components` built once at start-up
+(components.py), kept on `app.state.discovery`."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 import httpx
 import msgspec
 from litestar import Litestar, asgi
+from litestar.handlers import ASGIRouteHandler
 from litestar.types import Receive, Scope, Send
 
 from courseschool.common.http import Held
 from courseschool.common.metrics import CACHE
-from courseschool.common.redis import create_redis
 from courseschool.common.web import HeldLookup, send_document, service_app
 
+from .components import Components
 from .documents import DocumentCache, Source, make_document
 from .openapi import merged_openapi
 from .settings import DiscoverySettings
@@ -31,39 +33,27 @@ OPENAPI_PARTS = (Source("authz", "/internal/openapi.json"), Source("resource", "
 OPENAPI = "openapi"  # the merged document's key in the cache
 
 
-@asynccontextmanager
-async def _lifespan(
-    settings: DiscoverySettings, upstreams: dict[str, httpx.AsyncClient] | None, app: Litestar
-) -> AsyncIterator[None]:
-    """The upstream clients, Redis and the document cache (`app.state.documents`) for the app's life;
-    `upstreams` given by the caller stay the caller's to close."""
-    clients = upstreams or {
-        "authz": httpx.AsyncClient(base_url=settings.authz_internal_url),
-        "resource": httpx.AsyncClient(base_url=settings.resource_internal_url),
-    }
-    redis = create_redis(settings.redis_url) if settings.redis_url else None
-    app.state.documents = DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis)
-    try:
-        yield
-    finally:
-        if upstreams is None:
-            for client in clients.values():
-                await client.aclose()
-        if redis is not None:
-            await redis.aclose()
-
-
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
-    """The app; its `DocumentCache` is made at start-up and kept on `app.state.documents`."""
-    lifespan = partial(_lifespan, settings, upstreams)
+    """`upstreams` reach the other services' internal endpoints by name ("authz",
+    "resource"); by default over HTTP at their internal URLs, in the all-in-one process
+    straight to their apps."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        components = Components.build(settings, upstreams)
+        app.state.discovery = components
+        try:
+            yield
+        finally:
+            await components.close()
 
     def fresh(key: str) -> HeldLookup:
         """What the front door (`common.web.HeldDocuments`) sends while it is fresh; the
         routes below fetch it again once its time is up. Nothing before start-up."""
 
         def lookup() -> Held | None:
-            documents: DocumentCache | None = app.state.get("documents")
-            return documents.fresh(key) if documents is not None else None
+            discovery: Components | None = app.state.get("discovery")
+            return discovery.documents.fresh(key) if discovery is not None else None
 
         return lookup
 
@@ -81,20 +71,11 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
 
         await send_document(scope, send, await documents.cached(OPENAPI, merge))
 
-    walkthrough = make_document(render_walkthrough(settings.base_url), "text/markdown; charset=utf-8")
-    walkthrough_hits = CACHE.labels("walkthrough", "hit")
-
-    def walkthrough_hit() -> Held:
-        walkthrough_hits.inc()
-        return walkthrough
-
-    @asgi("/auth.md", copy_scope=False)
-    async def auth_md(scope: Scope, receive: Receive, send: Send) -> None:
-        await send_document(scope, send, walkthrough_hit())
+    auth_md, walkthrough_hit = _walkthrough(settings.base_url)
 
     async def check_upstreams() -> None:
         for source in WELL_KNOWN.values():
-            await app.state.documents.get(source)
+            await app.state.discovery.documents.get(source)
 
     app = service_app(
         "discovery",
@@ -110,7 +91,23 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
     return app
 
 
+def _walkthrough(base_url: str) -> tuple[ASGIRouteHandler, HeldLookup]:
+    """`/auth.md`, rendered once: its route, and the front door's lookup of the same bytes."""
+    walkthrough = make_document(render_walkthrough(base_url), "text/markdown; charset=utf-8")
+    hits = CACHE.labels("walkthrough", "hit")
+
+    def hit() -> Held:
+        hits.inc()
+        return walkthrough
+
+    @asgi("/auth.md", copy_scope=False)
+    async def auth_md(scope: Scope, receive: Receive, send: Send) -> None:
+        await send_document(scope, send, hit())
+
+    return auth_md, hit
+
+
 def _documents(scope: Scope) -> DocumentCache:
     """The app's documents, from the request's scope (raw ASGI handlers get no DI)."""
-    documents: DocumentCache = scope["litestar_app"].state.documents
-    return documents
+    discovery: Components = scope["litestar_app"].state.discovery
+    return discovery.documents
