@@ -45,5 +45,9 @@ _SLUG = (
 )
 
 
+# The `currency` field beside a `price` (courses, plans, digital products): one declaration.
+PriceCurrency = Annotated[Currency, doc(_CURRENCY + " The currency of `price`.", "EUR")]
+
+
 def _money(what: str, currency: str = "`currency`") -> str:
     return f"{what}, an integer in minor units of {currency} (cents: 4900 is 49.00 EUR), from 0 to 100000000."

@@ -18,6 +18,7 @@ from .base import (
     Email,
     Id,
     Money,
+    PriceCurrency,
     Slug,
     Text,
     Title,
@@ -74,7 +75,7 @@ class MembershipPlan(Struct, **_STRICT):
         ),
     ] = ""
     price: Annotated[Money, doc(_money("The price per `interval`"), 1900)] = 0
-    currency: Annotated[Currency, doc(_CURRENCY + " The currency of `price`.", "EUR")] = "EUR"
+    currency: PriceCurrency = "EUR"
     interval: Annotated[Literal["month", "year"], doc("How often the price is charged.", "month")] = "month"
     published: Annotated[bool, doc("Whether the plan is in the public catalogue.", True)] = False
 
@@ -150,7 +151,7 @@ class DigitalProduct(Struct, **_STRICT):
         Text, doc("What the buyer gets; at most 20000 characters.", "A printable chart of 144 two-colour mixes.")
     ] = ""
     price: Annotated[Money, doc(_money("The price"), 900)] = 0
-    currency: Annotated[Currency, doc(_CURRENCY + " The currency of `price`.", "EUR")] = "EUR"
+    currency: PriceCurrency = "EUR"
     file_url: Annotated[
         Url | None,
         doc(

@@ -8,16 +8,15 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct
 
 from .base import (
-    _CURRENCY,
     _SLUG,
     _STRICT,
     COURSE_ID,
     LECTURER_ID,
     PLAN_ID,
-    Currency,
     Email,
     Id,
     Money,
+    PriceCurrency,
     Slug,
     Text,
     Title,
@@ -38,7 +37,7 @@ class Course(Struct, **_STRICT):
         ),
     ] = ""
     price: Annotated[Money, doc(_money("The price"), 4900)] = 0
-    currency: Annotated[Currency, doc(_CURRENCY + " The currency of `price`.", "EUR")] = "EUR"
+    currency: PriceCurrency = "EUR"
     level: Annotated[Literal["beginner", "intermediate", "advanced"], doc("Who the course is for.", "beginner")] = (
         "beginner"
     )
