@@ -63,7 +63,7 @@ class Flow:
         registration response."""
         from courseschool.authz.endpoints.admin import AdminService
 
-        admin = AdminService(self.client.app.state.authz)  # type: ignore[attr-defined]
+        admin = AdminService(self.client.app.state.authz.administration)  # type: ignore[attr-defined]
         return await admin.create_integration(name=name, redirect_uris=[REDIRECT_URI], **options)
 
     def authorize_params(self, reg: dict[str, Any], challenge: str, **extra: str) -> dict[str, str]:

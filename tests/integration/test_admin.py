@@ -208,7 +208,7 @@ async def test_unused_registered_clients_are_pruned(admin_flow: Flow, clock) -> 
     integration = await admin_post(admin_flow.client, "/integrations", {"name": "P", "redirect_uris": [HTTPS_CALLBACK]})
     clock.advance(7 * 86400 + 60)
     await admin_flow.pool.execute("UPDATE authz_clients SET created_at = created_at - interval '8 days'")
-    removed = await remove_unused_clients(admin_flow.client.app.state.authz)
+    removed = await remove_unused_clients(admin_flow.client.app.state.authz.administration)
     assert removed == [unused["client_id"]]
     remaining = {c["client_id"] for c in await admin_get(admin_flow.client, "/clients")}
     assert remaining == {used["client_id"], integration["client_id"]}

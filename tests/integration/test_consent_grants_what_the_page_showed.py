@@ -59,7 +59,7 @@ async def test_a_role_raised_while_the_page_is_open_grants_only_what_the_page_sh
     student = await flow.user("student")
     interaction, text = await _open_consent_page(flow, reg, student, "openid account:read courses:write")
     assert "Not granted: beyond your role" in text
-    admin = AdminService(flow.client.app.state.authz)  # type: ignore[attr-defined]
+    admin = AdminService(flow.client.app.state.authz.administration)  # type: ignore[attr-defined]
     await admin.set_role(student["email"], "owner")
     await _approve(flow, interaction, text)
     assert await _granted_scope(flow, reg) == "openid account:read"
@@ -69,7 +69,7 @@ async def test_a_role_lowered_while_the_page_is_open_narrows_the_grant(flow: Flo
     reg = await flow.register(client_name="Demoted CLI")
     owner = await flow.user("owner")
     interaction, text = await _open_consent_page(flow, reg, owner, "openid courses:read courses:write")
-    admin = AdminService(flow.client.app.state.authz)  # type: ignore[attr-defined]
+    admin = AdminService(flow.client.app.state.authz.administration)  # type: ignore[attr-defined]
     await admin.set_role(owner["email"], "student")
     await _approve(flow, interaction, text)
     assert await _granted_scope(flow, reg) == "openid"  # a student may grant neither courses scope

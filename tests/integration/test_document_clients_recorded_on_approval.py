@@ -105,11 +105,13 @@ async def test_unused_document_clients_are_pruned_like_registrations(cimd_flow: 
     await cimd_flow.tokens(_reg(used), user)
     blocked = _publish(server, "/blocked.json")
     await cimd_flow.authorize(_reg(blocked), user)
-    assert (await AdminService(cimd_flow.client.app.state.authz).disable_client(blocked))["disabled"] is True
+    assert (await AdminService(cimd_flow.client.app.state.authz.administration).disable_client(blocked))[
+        "disabled"
+    ] is True
     registered = await cimd_flow.register()
     clock.advance(7 * 86400 + 60)
     await cimd_flow.pool.execute("UPDATE authz_clients SET created_at = created_at - interval '8 days'")
-    removed = await remove_unused_clients(cimd_flow.client.app.state.authz)
+    removed = await remove_unused_clients(cimd_flow.client.app.state.authz.administration)
     assert sorted(removed) == sorted([unused, registered["client_id"]])
     remaining = {r["client_id"] for r in await cimd_flow.pool.fetch("SELECT client_id FROM authz_clients")}
     assert remaining == {used, blocked}
@@ -119,7 +121,7 @@ async def test_a_disabled_document_client_stays_refused(cimd_flow: Flow, site) -
     server, _ = site
     url = _publish(server, "/disabled.json")
     await cimd_flow.authorize(_reg(url), await cimd_flow.user())
-    assert (await AdminService(cimd_flow.client.app.state.authz).disable_client(url))["disabled"] is True
+    assert (await AdminService(cimd_flow.client.app.state.authz.administration).disable_client(url))["disabled"] is True
     _, challenge = pkce_pair()
     refused = await cimd_flow.start(cimd_flow.authorize_params(_reg(url), challenge))
     assert refused.status_code == 400 and "location" not in refused.headers

@@ -90,7 +90,7 @@ async def test_clients_registered_changed_and_deleted_are_security_events(admin_
 
 async def test_grants_ended_by_the_person_an_admin_a_role_change_and_a_password_reset(admin_flow: Flow) -> None:
     flow = admin_flow
-    admin = AdminService(flow.client.app.state.authz, actor="admin", source="10.0.0.9")  # type: ignore[attr-defined]
+    admin = AdminService(flow.client.app.state.authz.administration, actor="admin", source="10.0.0.9")  # type: ignore[attr-defined]
     user = await flow.user("owner")
     for n in range(4):
         flow.client.cookies.clear()
@@ -212,7 +212,7 @@ async def test_every_kind_of_event_is_read_back_through_the_cli_and_the_api(
     reused, a refresh token reused, a client registered, changed and deleted: each caused
     here, each read back by the API and by `admin audit list`."""
     flow, life = strict_flow, Lifecycle(strict_flow)
-    admin = AdminService(flow.client.app.state.authz, actor="admin", source="10.0.0.9")  # type: ignore[attr-defined]
+    admin = AdminService(flow.client.app.state.authz.administration, actor="admin", source="10.0.0.9")  # type: ignore[attr-defined]
     user = await flow.user("owner")
     reg = await flow.register(client_name="Every Event")
     await flow.authorize(reg, user, decision="deny")  # consent_denied (and login_succeeded)

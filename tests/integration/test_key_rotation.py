@@ -110,7 +110,9 @@ async def test_a_replica_told_of_an_immediate_rotation_signs_with_the_new_key_at
     async with serve(create_app(authz_settings, clock=clock)) as other_client:
         second = _service(other_client)
         before = second.keys.ring.active_kid("ES256")
-        result = await AdminService(_service(flow.client), actor="admin-cli").rotate_key("ES256", immediate=True)
+        result = await AdminService(_service(flow.client).administration, actor="admin-cli").rotate_key(
+            "ES256", immediate=True
+        )
         new = _service(flow.client).keys.ring.active_kid("ES256")
         assert new != before
         for _ in range(100):  # told asynchronously: a bounded wait, far under the reload interval

@@ -23,7 +23,9 @@ ADMINISTRATOR_MADE = "An app your school's administrator set up."
 
 
 async def integration(flow: Flow, name: str) -> dict[str, Any]:
-    made = await AdminService(flow.client.app.state.authz).create_integration(name=name, redirect_uris=[HTTPS_CALLBACK])
+    made = await AdminService(flow.client.app.state.authz.administration).create_integration(
+        name=name, redirect_uris=[HTTPS_CALLBACK]
+    )
     return {"client_id": made["client_id"], "client_secret": made["client_secret"], "redirect_uris": [HTTPS_CALLBACK]}
 
 

@@ -17,7 +17,9 @@ async def test_password_reset_ends_sessions_and_grants(flow: Flow) -> None:
     # Signed in (a public client always asks for consent, so prompt=none says so):
     assert query_of(silent.headers["location"])["error"] == "consent_required"
 
-    result = await AdminService(flow.client.app.state.authz).reset_password(user["email"], "a brand new password")
+    result = await AdminService(flow.client.app.state.authz.administration).reset_password(
+        user["email"], "a brand new password"
+    )
     assert result["grants_ended"] == 1
 
     life = Lifecycle(flow)
@@ -31,7 +33,7 @@ async def test_password_reset_ends_sessions_and_grants(flow: Flow) -> None:
 
 async def test_the_new_password_signs_in(flow: Flow) -> None:
     user = await flow.user("owner")
-    await AdminService(flow.client.app.state.authz).reset_password(user["email"], "a brand new password")
+    await AdminService(flow.client.app.state.authz.administration).reset_password(user["email"], "a brand new password")
     flow.client.cookies.clear()
     tokens = await flow.tokens(await flow.register(), {**user, "password": "a brand new password"})
     assert tokens["access_token"]

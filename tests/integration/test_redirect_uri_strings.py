@@ -71,7 +71,7 @@ async def test_a_localhost_uri_spelled_otherwise_gets_the_error_page(flow: Flow,
 
 @pytest.mark.parametrize("redirect_uri", HTTPS_VARIANTS)
 async def test_an_integration_https_uri_spelled_otherwise_gets_the_error_page(flow: Flow, redirect_uri: str) -> None:
-    admin = AdminService(flow.client.app.state.authz)  # type: ignore[attr-defined]
+    admin = AdminService(flow.client.app.state.authz.administration)  # type: ignore[attr-defined]
     reg = await admin.create_integration(name="Fixed callback", redirect_uris=[HTTPS_URI])
     await _refused_with_the_error_page(flow, reg, redirect_uri)
 

@@ -36,7 +36,7 @@ async def test_revoking_the_grant_ends_the_remembered_consent(flow: Flow, who: s
             "SELECT id::text FROM authz_grants WHERE client_id = $1 AND revoked_at IS NULL ORDER BY created_at LIMIT 1",
             integration["client_id"],
         )
-        await AdminService(flow.client.app.state.authz).revoke_grant(grant_id)
+        await AdminService(flow.client.app.state.authz.administration).revoke_grant(grant_id)
     else:
         assert (await Lifecycle(flow).revoke(integration, tokens["refresh_token"])).status_code == 200
     assert await flow.count("authz_consents") == 0

@@ -23,7 +23,7 @@ async def env(open_api_env) -> AsyncIterator[ApiEnv]:
 
 
 def _admin(env: ApiEnv) -> AdminService:
-    return AdminService(env.flow.client.app.state.authz, actor="admin-cli")
+    return AdminService(env.flow.client.app.state.authz.administration, actor="admin-cli")
 
 
 async def _refused_within_a_second(env: ApiEnv, token: str) -> bool:

@@ -30,7 +30,7 @@ from courseschool.common.settings import SettingsError, load_settings
 from courseschool.common.text import escape_hidden
 
 from .admin_commands import parser
-from .components import Components
+from .components import AdminComponents
 from .endpoints.admin import AdminService
 from .settings import AuthzSettings
 
@@ -82,17 +82,14 @@ async def _run(args: argparse.Namespace, settings: AdminCliSettings) -> Any:
     assert settings.database_url and settings.redis_url
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     redis = create_redis(settings.redis_url)
-    components = Components.build(settings, pool, redis, SystemClock())
+    # Administration only: no signing key is loaded (nor made) to add a school.
+    components = AdminComponents.build(settings, pool, redis, SystemClock())
     try:
-        await components.keys.start()
-        components.events.start()
+        components.start()
         source = f"{getpass.getuser()}@{socket.gethostname()}"
-        return await args.action(AdminService(components, actor="admin-cli", source=source), args)
+        return await args.action(AdminService(components.administration, actor="admin-cli", source=source), args)
     finally:
-        await components.events.stop()
-        if components.webhook is not None:  # the running servers deliver what the CLI recorded
-            await components.webhook.stop()
-        await components.client_cache.close()
+        await components.close()
         await redis.aclose()
         await pool.close()
 

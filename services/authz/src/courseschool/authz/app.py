@@ -1,25 +1,21 @@
-"""The authorization server's composition root: the Litestar app, its routes, and the
-`Components` built once at start-up (pools, stores, keys) and handed to every handler
-by dependency injection."""
+"""The authorization server's app: its routes, and a lifespan that builds the
+composition root (`components.Components`) over the pool and Redis, starts it and
+closes it; each handler is given its family (families.py) by dependency injection."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 from litestar import Litestar
-from litestar.di import Provide
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.db import backing_services
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
-from .keys import KeyChangeFeed
-from .maintenance import Maintenance
 from .settings import AuthzSettings
 from .storage.client_metadata import PUBLIC_WEB, DocumentWeb
 from .web import (
@@ -38,7 +34,7 @@ from .web import (
     token,
     userinfo,
 )
-from .web.http import provide_authz
+from .web.http import FAMILIES
 from .web.internal import internal_router
 
 MAX_BODY = 64 * 1024
@@ -98,27 +94,12 @@ def create_app(
             components = Components.build(
                 settings, pool, redis, clock or SystemClock(), resource=to_resource, document_web=document_web
             )
-            await components.keys.start()
-            components.events.start()
-            if components.webhook is not None:
-                components.webhook.start()
+            await components.start()
             app.state.authz = components
-            maintenance = Maintenance(components)
-            maintenance.start()
-            assert settings.redis_url  # backing_services refuses to start without it
-            key_changes = KeyChangeFeed(components.keys, settings.redis_url)
-            key_changes.start()
             try:
                 yield
             finally:
-                # At once: each has its bound, and the worker's shutdown has its own.
-                loops = [maintenance, key_changes, components.events, components.webhook]
-                await asyncio.gather(*(loop.stop() for loop in loops if loop is not None))
-                await components.activity.aclose()
-                components.passwords.close()
-                await components.client_cache.close()
-                if components.fetcher is not None:
-                    await components.fetcher.aclose()
+                await components.close()
 
     async def check_postgres() -> None:
         await app.state.authz.pool.fetchval("SELECT 1")
@@ -130,7 +111,7 @@ def create_app(
         "authz",
         route_handlers=[*ROUTES, internal_router(settings)],
         ready_checks={"postgres": check_postgres, "redis": check_redis},
-        dependencies={"authz": Provide(provide_authz, sync_to_thread=False)},
+        dependencies=FAMILIES,
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,
         held={jwks.PATH: lambda: jwks.current_jwks(app)},

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.logging import get_logger
 
-from .components import Components
 from .endpoints.registration import remove_unused_clients
+
+if TYPE_CHECKING:
+    from .components import Components  # the root that starts this loop
 
 log = get_logger(__name__)
 
@@ -31,7 +34,7 @@ class Maintenance(BackgroundLoop):
         every = {  # task -> (seconds between runs, what it runs)
             "keys": (settings.key_reload_interval, c.keys.maintain),
             "housekeeping": (settings.housekeeping_interval, lambda: housekeeping(c)),
-            "unused_clients": (3600, lambda: remove_unused_clients(c)),
+            "unused_clients": (3600, lambda: remove_unused_clients(c.administration)),
         }
         due = {name: time.monotonic() + seconds for name, (seconds, _) in every.items()}
         while not self.stopping:

@@ -9,7 +9,7 @@ from courseschool.common.logging import audit
 from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import new_token
 
-from ..components import Components
+from ..families import SignInPages
 from ..protocol.authorization import (
     AuthorizationError,
     AuthorizationRequest,
@@ -25,7 +25,7 @@ from ..storage.interactions import Interaction
 
 
 async def start_authorization(
-    c: Components, params: Params, session_id: str | None, *, ip: str, agent: str | None = None
+    c: SignInPages, params: Params, session_id: str | None, *, ip: str, agent: str | None = None
 ) -> tuple[Interaction, str] | str:
     """The new interaction and its browser-binding value, or the URL to send the
     browser to. Raises UnsafeRequestError (a page) or AuthorizationError (a redirect);
@@ -65,7 +65,7 @@ async def start_authorization(
 
 
 async def _remembered(
-    c: Components,
+    c: SignInPages,
     client: Client,
     request: AuthorizationRequest,
     user_id: str,
@@ -92,7 +92,7 @@ async def _remembered(
 
 
 async def issue_code(
-    c: Components,
+    c: SignInPages,
     client: Client,
     user: User,
     request: AuthorizationRequest,

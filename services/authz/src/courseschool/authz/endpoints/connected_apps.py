@@ -13,7 +13,7 @@ import msgspec
 from courseschool.common.errors import NotFoundError
 from courseschool.common.logging import audit
 
-from ..components import Components
+from ..families import AccountPages
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
@@ -75,7 +75,7 @@ def by_app(held: list[HeldGrant]) -> list[ConnectedApp]:
     return [_app(grant, sign_ins[client_id]) for client_id, grant in first.items()]
 
 
-async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
+async def connected_apps(c: AccountPages, user: User) -> list[ConnectedApp]:
     """The apps with grants that still hold access, each with its sign-ins: revoked,
     expired and never-exchanged grants are left out."""
     s = c.settings
@@ -89,7 +89,7 @@ async def connected_apps(c: Components, user: User) -> list[ConnectedApp]:
     return by_app(held)
 
 
-async def live_sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp:
+async def live_sign_in(c: AccountPages, user: User, grant_id: str) -> ConnectedApp:
     """One live sign-in of the person, as its app with that sign-in alone (the
     confirmation page); 404 for anything else."""
     found = await c.connected_apps.one_of_user(grant_id, user.id)
@@ -98,7 +98,7 @@ async def live_sign_in(c: Components, user: User, grant_id: str) -> ConnectedApp
     return by_app([found[0]])[0]
 
 
-async def app_of(c: Components, user: User, grant_id: str) -> ConnectedApp:
+async def app_of(c: AccountPages, user: User, grant_id: str) -> ConnectedApp:
     """The app one of the person's live sign-ins belongs to, with every sign-in listed
     for it (the confirmation of removing it everywhere); 404 for anything else."""
     one = await live_sign_in(c, user, grant_id)
@@ -106,14 +106,14 @@ async def app_of(c: Components, user: User, grant_id: str) -> ConnectedApp:
     return listed or one
 
 
-async def ended(c: Components, user: User, grant_id: str) -> ConnectedApp | None:
+async def ended(c: AccountPages, user: User, grant_id: str) -> ConnectedApp | None:
     """One of the person's sign-ins that has ended, for the notice naming it; None for
     anything else (a live one, another person's, an unknown id)."""
     found = await c.connected_apps.one_of_user(grant_id, user.id)
     return by_app([found[0]])[0] if found is not None and found[1] else None
 
 
-async def end_sign_in(c: Components, user: User, grant_id: str) -> None:
+async def end_sign_in(c: AccountPages, user: User, grant_id: str) -> None:
     """End one of the person's sign-ins (revoke its grant); 404 for anything else
     (another person's grant says nothing more than a grant that does not exist)."""
     grant = await c.grants.get(grant_id)
@@ -123,7 +123,7 @@ async def end_sign_in(c: Components, user: User, grant_id: str) -> None:
     audit("grant_removed_by_user", actor="user", subject=user.id, client_id=grant.client_id, grant_id=grant.id)
 
 
-async def remove_app(c: Components, user: User, grant_id: str) -> int:
+async def remove_app(c: AccountPages, user: User, grant_id: str) -> int:
     """End every live sign-in of the app one of the person's live grants belongs to
     (listed or not); 404 for anything else. How many ended."""
     grant = await c.grants.get(grant_id)
@@ -136,7 +136,7 @@ async def remove_app(c: Components, user: User, grant_id: str) -> int:
     return len(grant_ids)
 
 
-async def remove_all(c: Components, user: User) -> int:
+async def remove_all(c: AccountPages, user: User) -> int:
     """Revoke every grant the person holds, listed or not (an expired one too)."""
     grant_ids = list(await c.admin_store.live_grants_of_user(user.id))
     for grant_id in grant_ids:

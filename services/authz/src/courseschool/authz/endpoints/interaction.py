@@ -14,7 +14,7 @@ from courseschool.common.logging import audit
 from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import digest, same
 
-from ..components import Components
+from ..families import SignInPages, Visitors
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.consent import approved_scope, consent_can_be_remembered, offer
 from ..protocol.models import Client, User
@@ -67,7 +67,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     blocked: bool  # the person's school blocked this app: nothing may be allowed
 
 
-async def open_interaction(c: Components, uid: str, binding: str | None) -> Interaction:
+async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Interaction:
     """The pending interaction, if this browser holds its binding cookie."""
     interaction = await c.interactions.get(uid)
     if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
@@ -75,7 +75,7 @@ async def open_interaction(c: Components, uid: str, binding: str | None) -> Inte
     return interaction
 
 
-async def client_name(c: Components, interaction: Interaction) -> str:
+async def client_name(c: SignInPages, interaction: Interaction) -> str:
     client = await c.directory.get(interaction.request.client_id)
     return client.client_name if client and client.client_name else "An application"
 
@@ -88,7 +88,7 @@ class ClientLabel(msgspec.Struct, frozen=True, kw_only=True):
     verified_origin: str | None
 
 
-async def client_label(c: Components, interaction: Interaction) -> ClientLabel:
+async def client_label(c: SignInPages, interaction: Interaction) -> ClientLabel:
     client = await c.directory.get(interaction.request.client_id)
     if client is None:  # removed since the request was checked: a name of nobody's
         return ClientLabel(name="An application", kind="self_registered", verified_origin=None)
@@ -99,7 +99,7 @@ async def client_label(c: Components, interaction: Interaction) -> ClientLabel:
     )
 
 
-async def login(c: Components, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
+async def login(c: SignInPages, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
     """Sign in (`sign_in`) for the interaction: on success bind the user to it and
     return the new session's id for the cookie; on failure record a message for the page."""
     signed_in = await sign_in(c, email, password, ip=ip, client_id=interaction.request.client_id)
@@ -113,7 +113,7 @@ async def login(c: Components, interaction: Interaction, email: str, password: s
     return signed_in.session_id if signed_in else None
 
 
-async def consent_view(c: Components, interaction: Interaction) -> ConsentView:
+async def consent_view(c: SignInPages, interaction: Interaction) -> ConsentView:
     client = await c.directory.get(interaction.request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
     if client is None or user is None:
@@ -149,7 +149,7 @@ NOT_SHOWN = "the consent page of this interaction was never shown"
 
 
 async def decide(
-    c: Components,
+    c: SignInPages,
     uid: str,
     *,
     approve: bool,
@@ -203,12 +203,12 @@ async def decide(
     )
 
 
-async def notices_for(c: Components, user_id: str, session_id: str | None) -> list[Notice]:
+async def notices_for(c: Visitors, user_id: str, session_id: str | None) -> list[Notice]:
     """The new connections to tell this person of on the page they open now (once)."""
     return await c.notices.take(user_id=user_id, session_id=session_id, now=c.clock.now())
 
 
-async def hand_off(c: Components, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:
+async def hand_off(c: SignInPages, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:
     """Keep the outcome for the decision page the client asked for (`decision_page`)."""
     client = await c.directory.get(interaction.request.client_id)
     handoff = Handoff(
@@ -221,7 +221,7 @@ async def hand_off(c: Components, interaction: Interaction, location: str, *, ap
     await c.interactions.hand_off(interaction.uid, handoff)
 
 
-async def take_handoff(c: Components, uid: str, binding: str | None) -> Handoff:
+async def take_handoff(c: SignInPages, uid: str, binding: str | None) -> Handoff:
     """The decided outcome, once, for the browser that decided it."""
     handoff = await c.interactions.take_handoff(uid)
     if handoff is None or not binding or not same(digest(binding), handoff.browser_hash):
@@ -229,7 +229,7 @@ async def take_handoff(c: Components, uid: str, binding: str | None) -> Handoff:
     return handoff
 
 
-async def switch_user(c: Components, interaction: Interaction, session_id: str | None) -> None:
+async def switch_user(c: SignInPages, interaction: Interaction, session_id: str | None) -> None:
     """ "Not you?": the signed-in person signs out here and the interaction goes back to
     the sign-in form, so someone else can sign in and decide."""
     if session_id:

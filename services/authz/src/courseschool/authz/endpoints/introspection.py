@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..components import Components
+from ..families import Tokens
 from ..protocol import introspection
 from ..protocol.authorization import Params
 from .token import authenticated
@@ -15,6 +15,6 @@ from .token import authenticated
 INTROSPECTION_RATES = ("rate_introspect_per_ip", "rate_introspect_per_client")
 
 
-async def introspect_token(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> dict[str, Any]:
+async def introspect_token(c: Tokens, form: Params, *, ip: str, authorization: str | None = None) -> dict[str, Any]:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization, rates=INTROSPECTION_RATES)
     return await introspection.introspect(parsed, client, c.token_context())

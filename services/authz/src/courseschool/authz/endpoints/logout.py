@@ -7,14 +7,14 @@ from __future__ import annotations
 from courseschool.common.errors import InvalidRequestError, InvalidTokenError
 from courseschool.common.logging import audit
 
-from ..components import Components
+from ..families import SignInPages
 from ..protocol.authorization import Params, single
 from ..protocol.logout import LogoutRequest, validate_logout_request
 from ..protocol.redirects import redirect_url
 from ..storage.sessions import LoginSession
 
 
-async def logout_request(c: Components, params: Params, *, ip: str) -> LogoutRequest:
+async def logout_request(c: SignInPages, params: Params, *, ip: str) -> LogoutRequest:
     """The request checked (protocol/logout.py) against the stored clients only: a
     metadata document is never fetched here. TooManyRequestsError first, before anything
     is looked up (RATE_LOGOUT_PER_IP, like the authorization endpoint)."""
@@ -29,11 +29,11 @@ async def logout_request(c: Components, params: Params, *, ip: str) -> LogoutReq
     return await validate_logout_request(params, c.clients, hint=hint)
 
 
-async def current_session(c: Components, session_id: str | None) -> LoginSession | None:
+async def current_session(c: SignInPages, session_id: str | None) -> LoginSession | None:
     return await c.sessions.get(session_id, now=c.clock.now())
 
 
-async def sign_out(c: Components, session_id: str | None) -> None:
+async def sign_out(c: SignInPages, session_id: str | None) -> None:
     """End the session (nothing to do without one); the web layer checked first that
     the person confirmed it on our form."""
     session = await current_session(c, session_id)

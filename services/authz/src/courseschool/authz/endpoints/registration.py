@@ -11,7 +11,7 @@ from courseschool.common.errors import InvalidTokenError
 from courseschool.common.logging import audit
 from courseschool.common.secrets import digest, new_token, same
 
-from ..components import Components
+from ..families import Administration, ClientRemoval, Registration
 from ..protocol import registration
 from ..protocol.models import Client
 
@@ -20,7 +20,7 @@ CONFIGURATION_PATH = "/api/oauth/register"
 _CHALLENGE = 'Bearer error="invalid_token"'
 
 
-async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, Any]:
+async def register_client(c: Registration, body: bytes, *, ip: str) -> dict[str, Any]:
     await c.limits.count("rate_register_per_ip", ip)
     meta = registration.parse_metadata(body)
     if meta.client_name is not None:
@@ -60,7 +60,7 @@ async def register_client(c: Components, body: bytes, *, ip: str) -> dict[str, A
     )
 
 
-async def read_client(c: Components, client_id: str, *, authorization: str | None, ip: str) -> dict[str, Any]:
+async def read_client(c: Registration, client_id: str, *, authorization: str | None, ip: str) -> dict[str, Any]:
     """RFC 7592 §2.1: the client's current metadata (its secret is stored as a hash only
     and never shown again)."""
     client, access_token = await _configuring(c, client_id, authorization, ip=ip)
@@ -68,7 +68,7 @@ async def read_client(c: Components, client_id: str, *, authorization: str | Non
 
 
 async def update_client(
-    c: Components, client_id: str, body: bytes, *, authorization: str | None, ip: str
+    c: Registration, client_id: str, body: bytes, *, authorization: str | None, ip: str
 ) -> dict[str, Any]:
     """RFC 7592 §2.2: the metadata replaced whole, checked as at registration."""
     current, access_token = await _configuring(c, client_id, authorization, ip=ip)
@@ -83,7 +83,7 @@ async def update_client(
     return _configuration(c, updated, access_token)
 
 
-async def delete_client(c: Components, client_id: str, *, authorization: str | None, ip: str) -> None:
+async def delete_client(c: Registration, client_id: str, *, authorization: str | None, ip: str) -> None:
     """RFC 7592 §2.3: the client is removed and every grant it holds ends (the resource
     servers hear of it at once); its id is then unknown everywhere."""
     await _configuring(c, client_id, authorization, ip=ip)
@@ -91,7 +91,7 @@ async def delete_client(c: Components, client_id: str, *, authorization: str | N
     audit("client_deleted", actor="client", client_id=client_id, grants_ended=ended)
 
 
-async def remove_client(c: Components, client_id: str, *, reason: str) -> int:
+async def remove_client(c: ClientRemoval, client_id: str, *, reason: str) -> int:
     """End every live grant of the client, then delete it; the number of grants ended."""
     grants = await c.admin_store.live_grants_of_client(client_id)
     for grant_id in grants:
@@ -100,7 +100,7 @@ async def remove_client(c: Components, client_id: str, *, reason: str) -> int:
     return len(grants)
 
 
-async def remove_unused_clients(c: Components) -> list[str]:
+async def remove_unused_clients(c: Administration) -> list[str]:
     """Registration hygiene: dynamically registered clients, and metadata-document
     clients a user approved, that never completed a grant, older than
     UNUSED_CLIENT_TTL (a disabled document client stays: it keeps its URL blocked)."""
@@ -111,11 +111,11 @@ async def remove_unused_clients(c: Components) -> list[str]:
     return removed
 
 
-def configuration_uri(c: Components, client_id: str) -> str:
+def configuration_uri(c: Registration, client_id: str) -> str:
     return f"{c.settings.base_url}{CONFIGURATION_PATH}/{client_id}"
 
 
-async def _configuring(c: Components, client_id: str, authorization: str | None, *, ip: str) -> tuple[Client, str]:
+async def _configuring(c: Registration, client_id: str, authorization: str | None, *, ip: str) -> tuple[Client, str]:
     """The client and the registration access token it presented (RFC 7592 §2: as a
     Bearer token, RFC 6750). First the rate limits, per address and per client id named
     (one Redis call, before anything is read or written); an unknown client is a 401 too
@@ -135,7 +135,7 @@ async def _configuring(c: Components, client_id: str, authorization: str | None,
     return client, access_token
 
 
-def _configuration(c: Components, client: Client, access_token: str) -> dict[str, Any]:
+def _configuration(c: Registration, client: Client, access_token: str) -> dict[str, Any]:
     return registration.registration_response(
         client,
         client_id=client.client_id,

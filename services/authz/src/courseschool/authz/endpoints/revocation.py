@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from courseschool.common.db import held
 
-from ..components import Components
+from ..families import Tokens
 from ..protocol import revocation
 from ..protocol.authorization import Params
 from .token import authenticated
 
 
-async def revoke_token(c: Components, form: Params, *, ip: str, authorization: str | None = None) -> None:
+async def revoke_token(c: Tokens, form: Params, *, ip: str, authorization: str | None = None) -> None:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     async with held(c.pool):  # the lookup and the revocation over one checkout
         await revocation.revoke(parsed, client, c.token_context())

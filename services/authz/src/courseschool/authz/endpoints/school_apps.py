@@ -15,7 +15,7 @@ import msgspec
 from courseschool.common.errors import NotFoundError
 from courseschool.common.logging import audit
 
-from ..components import Components
+from ..families import AccountPages
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..storage.school_apps import BlockedApp, SchoolGrant
@@ -90,14 +90,14 @@ def _app(held: list[SchoolGrant]) -> SchoolApp:
     )
 
 
-async def school_apps(c: Components, user: User) -> tuple[list[SchoolApp], list[BlockedApp]]:
+async def school_apps(c: AccountPages, user: User) -> tuple[list[SchoolApp], list[BlockedApp]]:
     """The apps people at the steward's school hold live access for, and the blocked ones."""
     steward(user)
     grants = await c.school_apps.live_grants(user.school_id)
     return _by_app(grants), await c.school_apps.blocked_apps(user.school_id)
 
 
-async def app_at_school(c: Components, user: User, client_id: str) -> SchoolApp:
+async def app_at_school(c: AccountPages, user: User, client_id: str) -> SchoolApp:
     """One app as the page lists it (a confirmation names it); 404 when no one at the
     school holds access for it."""
     apps, _ = await school_apps(c, user)
@@ -107,7 +107,7 @@ async def app_at_school(c: Components, user: User, client_id: str) -> SchoolApp:
     return found
 
 
-async def end_access(c: Components, user: User, client_id: str, person: str | None) -> int:
+async def end_access(c: AccountPages, user: User, client_id: str, person: str | None) -> int:
     """End one person's access to the app (`person`: their id), or everyone's at the
     school; 404 when there is none. How many sign-ins ended."""
     steward(user)
@@ -127,7 +127,7 @@ async def end_access(c: Components, user: User, client_id: str, person: str | No
     return len(grant_ids)
 
 
-async def block(c: Components, user: User, client_id: str) -> int:
+async def block(c: AccountPages, user: User, client_id: str) -> int:
     """Block the app for the steward's school and end its grants there; how many ended."""
     steward(user)
     client = await c.directory.get(client_id) if client_id else None
@@ -141,7 +141,7 @@ async def block(c: Components, user: User, client_id: str) -> int:
     return len(grant_ids)
 
 
-async def unblock(c: Components, user: User, client_id: str) -> None:
+async def unblock(c: AccountPages, user: User, client_id: str) -> None:
     steward(user)
     if not await c.school_apps.unblock(user.school_id, client_id):
         raise NotFoundError("This app is not blocked at your school.")

@@ -10,7 +10,7 @@ from courseschool.common.errors import TooManyRequestsError
 from courseschool.common.logging import audit
 from courseschool.common.secrets import digest
 
-from ..components import Components
+from ..families import SignInPages, Visitors
 from ..protocol.emails import canonical_email
 from ..protocol.models import User
 
@@ -23,7 +23,7 @@ class SignedIn(msgspec.Struct, frozen=True, kw_only=True):
     auth_time: int
 
 
-async def sign_in(c: Components, email: str, password: str, *, ip: str, client_id: str | None) -> SignedIn | None:
+async def sign_in(c: SignInPages, email: str, password: str, *, ip: str, client_id: str | None) -> SignedIn | None:
     """Check the credentials; on success open a login session, on failure return None.
     Too many attempts (from this address, or from it at this account;
     limits.SignInLimits) raise TooManyRequestsError before the password is even checked;
@@ -57,7 +57,7 @@ async def sign_in(c: Components, email: str, password: str, *, ip: str, client_i
     return SignedIn(session_id=session_id, user_id=user.id, auth_time=now)
 
 
-async def signed_in_user(c: Components, session_id: str | None) -> User | None:
+async def signed_in_user(c: Visitors, session_id: str | None) -> User | None:
     """The person this browser's login session is for (None: not signed in)."""
     session = await c.sessions.get(session_id, now=c.clock.now())
     return await c.users.get(session.user_id) if session is not None else None

@@ -14,7 +14,7 @@ from courseschool.common.errors import InvalidRequestError, OAuthError, Unsuppor
 from courseschool.common.metrics import TOKENS_ISSUED
 from courseschool.common.secrets import digest
 
-from ..components import Components
+from ..families import Tokens
 from ..protocol.authorization import Params
 from ..protocol.grants import GRANT_HANDLERS
 from ..protocol.models import Client, TokenResponse
@@ -32,7 +32,7 @@ TOKEN_RATES = ("rate_token_per_ip", "rate_token_per_client")
 
 
 async def exchange_token(
-    c: Components, form: Params, *, ip: str, authorization: str | None = None, dpop: ProofTarget | None = None
+    c: Tokens, form: Params, *, ip: str, authorization: str | None = None, dpop: ProofTarget | None = None
 ) -> TokenResponse:
     parsed, client = await authenticated(c, form, ip=ip, authorization=authorization)
     if not parsed.grant_type:
@@ -48,7 +48,7 @@ async def exchange_token(
     return response
 
 
-async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> str | None:
+async def proof_key(c: Tokens, client: Client, dpop: ProofTarget | None) -> str | None:
     """RFC 9449 §5: the thumbprint of the key of the request's DPoP proof, every check of
     §4.3 passed; None without a proof (refused for a client that must send one)."""
     proof = await c.dpop.check(dpop) if dpop is not None and dpop.proofs else None
@@ -58,7 +58,7 @@ async def proof_key(c: Components, client: Client, dpop: ProofTarget | None) -> 
 
 
 async def authenticated(
-    c: Components, form: Params, *, ip: str, authorization: str | None, rates: tuple[str, str] = TOKEN_RATES
+    c: Tokens, form: Params, *, ip: str, authorization: str | None, rates: tuple[str, str] = TOKEN_RATES
 ) -> tuple[TokenForm, Client]:
     """The form parsed, then the rate limits (per address, then per named client, in one
     Redis call, before any secret is checked; a malformed form counts against its

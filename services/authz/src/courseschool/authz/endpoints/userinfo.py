@@ -10,11 +10,11 @@ from courseschool.common.bearer import Credentials
 from courseschool.common.dpop import ProofTarget, check_sender, confirmation_jkt
 from courseschool.common.errors import InsufficientScopeError, InvalidTokenError
 
-from ..components import Components
+from ..families import Tokens
 from ..protocol.userinfo import released_claims
 
 
-async def userinfo_claims(c: Components, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
+async def userinfo_claims(c: Tokens, credentials: Credentials, target: ProofTarget) -> dict[str, Any]:
     claims = c.keys.ring.verify(credentials.token)
     await check_sender(
         c.dpop, scheme=credentials.scheme, token=credentials.token, jkt=confirmation_jkt(claims), target=target

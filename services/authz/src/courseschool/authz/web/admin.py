@@ -20,7 +20,7 @@ from courseschool.common.jsonbody import decode_json
 from courseschool.common.secrets import same
 
 from ..endpoints.admin import AdminService
-from .http import Authz, client_ip, no_store_json
+from .http import AdministrationDep, client_ip, no_store_json
 
 PATH = "/internal/admin"
 Admin = NamedDependency[AdminService]
@@ -74,9 +74,9 @@ def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandl
         raise InvalidTokenError("the admin credential is missing or wrong")
 
 
-def provide_admin(request: Request[Any, Any, Any], authz: Authz) -> AdminService:
+def provide_admin(request: Request[Any, Any, Any], administration: AdministrationDep) -> AdminService:
     """Every administrative action of a request is the API's (`admin`), from its caller's address."""
-    return AdminService(authz, actor="admin", source=client_ip(request))
+    return AdminService(administration, actor="admin", source=client_ip(request))
 
 
 async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:

@@ -14,23 +14,23 @@ from litestar import Request, Response, get, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints.authorization import start_authorization
-from .http import Authz, client_agent, client_ip, multi
+from .http import SignInPagesDep, client_agent, client_ip, multi
 from .interaction import binding_cookie, session_cookie_name
 from .pages import see_other
 
 
 @route("/oauth/authorize", http_method=["GET", "POST"], status_code=200, opt=PAGE)
-async def authorize(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def authorize(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
         params = multi((await request.form()).multi_items())
     else:
         params = multi(request.query_params.multi_items())
-    session_id = request.cookies.get(session_cookie_name(authz.settings))
-    started = await start_authorization(authz, params, session_id, ip=client_ip(request), agent=client_agent(request))
+    session_id = request.cookies.get(session_cookie_name(pages.settings))
+    started = await start_authorization(pages, params, session_id, ip=client_ip(request), agent=client_agent(request))
     if isinstance(started, str):  # remembered consent: straight back to the client
         return see_other(started)
     interaction, binding = started
-    cookie = binding_cookie(authz.settings, interaction.uid, binding, authz.settings.interaction_ttl)
+    cookie = binding_cookie(pages.settings, interaction.uid, binding, pages.settings.interaction_ttl)
     return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])
 
 

@@ -31,7 +31,7 @@ from ..endpoints.interaction import notices_for
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
-from .http import Authz
+from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
@@ -78,92 +78,100 @@ def _card(app: ConnectedApp) -> AppCard:
     )
 
 
-async def _notice(request: Request[Any, Any, Any], authz: Authz, user: User) -> tuple[str, AppCard] | None:
+async def _notice(request: Request[Any, Any, Any], account: AccountPagesDep, user: User) -> tuple[str, AppCard] | None:
     """What the list confirms after an ending: named from the record (the person's own
     grant, ended), never from the address, so a link cannot make the page say anything."""
     for what in ("ended", "removed"):
         grant_id = request.query_params.get(what)
         if grant_id:
-            gone = await ended(authz, user, grant_id)
+            gone = await ended(account, user, grant_id)
             return (what, _card(gone)) if gone is not None else None
     return None
 
 
 @get(PATH, opt=PAGE)
-async def apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
     done = request.query_params.get("done")
-    apps = await connected_apps(authz, user)
+    apps = await connected_apps(account, user)
     grant_ids = [one.grant_id for app in apps for one in app.sign_ins]
-    record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
+    record = await account.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
     return render(
         "apps.html",
         email=user.email,
         cards=[_card(app) for app in apps],
         activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
-        notices=await notices_for(authz, user.id, session_id),
-        csrf=page_forms.form_token(authz, PURPOSE, session_id),
+        notices=await notices_for(account, user.id, session_id),
+        csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=done if done in DONE else None,
-        notice=await _notice(request, authz, user),
+        notice=await _notice(request, account, user),
         scripts=True,
     )
 
 
 @get(f"{PATH}/{{grant_id:str}}/end", opt=PAGE)
-async def confirm_end(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def confirm_end(
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    card = _card(await live_sign_in(authz, user, grant_id))
-    csrf = page_forms.form_token(authz, PURPOSE, session_id)
+    card = _card(await live_sign_in(account, user, grant_id))
+    csrf = page_forms.form_token(account, PURPOSE, session_id)
     return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
 @get(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
-async def confirm_remove_app(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def confirm_remove_app(
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    card = _card(await app_of(authz, user, grant_id))
-    csrf = page_forms.form_token(authz, PURPOSE, session_id)
+    card = _card(await app_of(account, user, grant_id))
+    csrf = page_forms.form_token(account, PURPOSE, session_id)
     return render("apps_confirm.html", action="remove-app", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
 @post(f"{PATH}/{{grant_id:str}}/remove", opt=PAGE)
-async def end_sign_in_submit(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def end_sign_in_submit(
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
-    viewer = await signed_in_viewer(request, authz)
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await end_sign_in(authz, user, grant_id)
+    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
+    await end_sign_in(account, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
 
 @post(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
-async def remove_app_submit(grant_id: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def remove_app_submit(
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
-    viewer = await signed_in_viewer(request, authz)
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await remove_app(authz, user, grant_id)
+    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
+    await remove_app(account, user, grant_id)
     return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
 
 @post(f"{PATH}/remove-all", opt=PAGE)
-async def remove_all_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def remove_all_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    page_forms.check_form_token(authz, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await remove_all(authz, user)
+    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
+    await remove_all(account, user)
     return see_other(f"{PATH}?done=removed-all")

@@ -1,5 +1,6 @@
-"""What the authorization server's handlers share: the dependency that hands them
-the `Components`, form and query parsing, the caller's address."""
+"""What the authorization server's handlers share: the dependencies that hand each
+its family (families.py) from the root the lifespan built (app.state.authz), form and
+query parsing, the caller's address."""
 
 from __future__ import annotations
 
@@ -8,20 +9,55 @@ from typing import Any
 
 from litestar import Request
 from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 
 from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import check_internal, json_response, no_store_json
 
-from ..components import Components
+from ..families import AccountPages, Administration, Internal, Registration, SignInPages, Tokens
 from .user_agent import short_user_agent
 
-Authz = NamedDependency[Components]
+# Each handler names the family it is given, by the parameter's name.
+TokensDep = NamedDependency[Tokens]
+SignInPagesDep = NamedDependency[SignInPages]
+AccountPagesDep = NamedDependency[AccountPages]
+RegistrationDep = NamedDependency[Registration]
+AdministrationDep = NamedDependency[Administration]
+InternalDep = NamedDependency[Internal]
 
 
-def provide_authz(state: State) -> Components:
-    """The components the composition root built at start-up (app.py)."""
-    return state.authz
+def provide_tokens(state: State) -> Tokens:
+    return state.authz.tokens
+
+
+def provide_pages(state: State) -> SignInPages:
+    return state.authz.sign_in
+
+
+def provide_account(state: State) -> AccountPages:
+    return state.authz.account
+
+
+def provide_registration(state: State) -> Registration:
+    return state.authz.registration
+
+
+def provide_administration(state: State) -> Administration:
+    return state.authz.administration
+
+
+def provide_internal(state: State) -> Internal:
+    return state.authz.internal
+
+
+FAMILIES = {
+    "tokens": Provide(provide_tokens, sync_to_thread=False),
+    "pages": Provide(provide_pages, sync_to_thread=False),
+    "account": Provide(provide_account, sync_to_thread=False),
+    "registration": Provide(provide_registration, sync_to_thread=False),
+    "administration": Provide(provide_administration, sync_to_thread=False),
+    "internal": Provide(provide_internal, sync_to_thread=False),
+}
 
 
 def multi(items: Iterable[tuple[str, Any]]) -> dict[str, list[str]]:
@@ -54,7 +90,13 @@ def client_agent(request: Request[Any, Any, Any]) -> str | None:
 
 
 __all__ = [
-    "Authz",
+    "FAMILIES",
+    "AccountPagesDep",
+    "AdministrationDep",
+    "InternalDep",
+    "RegistrationDep",
+    "SignInPagesDep",
+    "TokensDep",
     "check_internal",
     "client_agent",
     "client_ip",
@@ -62,5 +104,4 @@ __all__ = [
     "json_response",
     "multi",
     "no_store_json",
-    "provide_authz",
 ]

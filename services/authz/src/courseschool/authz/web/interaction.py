@@ -26,9 +26,10 @@ from ..endpoints.interaction import (
     switch_user,
     take_handoff,
 )
+from ..families import SignInPages
 from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
-from .http import Authz, client_agent, client_ip
+from .http import SignInPagesDep, client_agent, client_ip
 from .pages import render, see_other
 from .scope_words import changes_almost_everything, chosen_scopes, powerful_first, scope_lines, sweeping_changes
 
@@ -66,20 +67,20 @@ def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) 
 
 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)
-async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    interaction = await open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    interaction = await open_interaction(pages, uid, request.cookies.get(BINDING_COOKIE))
     if interaction.user_id is None:
         return render(
             "login.html",
             uid=uid,
             csrf=interaction.csrf,
             error=interaction.login_error,
-            client=await client_label(authz, interaction),
+            client=await client_label(pages, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
-    view = await consent_view(authz, interaction)
-    session_id = request.cookies.get(session_cookie_name(authz.settings))
-    notices = await notices_for(authz, view.user.id, session_id)
+    view = await consent_view(pages, interaction)
+    session_id = request.cookies.get(session_cookie_name(pages.settings))
+    notices = await notices_for(pages, view.user.id, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -104,9 +105,11 @@ async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
     return {k: v for k, v in form.items() if isinstance(v, str) and len(v) <= MAX_FORM_FIELD and "\x00" not in v}
 
 
-async def _checked_form(uid: str, request: Request[Any, Any, Any], authz: Authz) -> tuple[Interaction, dict[str, str]]:
+async def _checked_form(
+    uid: str, request: Request[Any, Any, Any], pages: SignInPages
+) -> tuple[Interaction, dict[str, str]]:
     """The interaction and the form's fields, if the binding cookie and the CSRF token both match."""
-    interaction = await open_interaction(authz, uid, request.cookies.get(BINDING_COOKIE))
+    interaction = await open_interaction(pages, uid, request.cookies.get(BINDING_COOKIE))
     fields = await form_fields(request)
     if not same(fields.get("csrf", ""), interaction.csrf):
         raise ForbiddenError("the form's CSRF token does not match the interaction")
@@ -114,40 +117,40 @@ async def _checked_form(uid: str, request: Request[Any, Any, Any], authz: Authz)
 
 
 @post("/oauth/interaction/{uid:str}/login", opt=PAGE)
-async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    interaction, fields = await _checked_form(uid, request, authz)
+async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, pages)
     session_id = await login(
-        authz, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
+        pages, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
     )
     cookies = []
     if session_id is not None:
-        cookies.append(session_cookie(authz.settings, session_id, authz.settings.session_ttl))
+        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
 
 @post("/oauth/interaction/{uid:str}/consent", opt=PAGE)
-async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    interaction, fields = await _checked_form(uid, request, authz)
+async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, pages)
     decision = fields.get("decision")
-    name = await client_name(authz, interaction)
+    name = await client_name(pages, interaction)
     if interaction.user_id is None or decision not in ("approve", "deny"):
         raise InvalidRequestError(
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
     kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
     location = await decide(
-        authz,
+        pages,
         uid,
         approve=decision == "approve",
         ip=client_ip(request),
         kept=kept,
-        session_id=request.cookies.get(session_cookie_name(authz.settings)),
+        session_id=request.cookies.get(session_cookie_name(pages.settings)),
         agent=client_agent(request),
     )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
-        await hand_off(authz, interaction, location, approved=decision == "approve", name=name)
+        await hand_off(pages, interaction, location, approved=decision == "approve", name=name)
         return see_other(f"/oauth/interaction/{uid}/done")
-    expired = binding_cookie(authz.settings, uid, "", 0)
+    expired = binding_cookie(pages.settings, uid, "", 0)
     return see_other(location, cookies=[expired])
 
 
@@ -174,20 +177,22 @@ async def _kept_scopes(
 
 
 @get("/oauth/interaction/{uid:str}/done", opt=PAGE)
-async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     """What was decided, then back to the app when the person chooses (a focused link
     styled as a button: the same GET of the redirect URI a loopback listener waits for;
     no timed refresh, WCAG 2.2.1): if the app's listener is gone, the person still knows
     the outcome."""
-    handoff = await take_handoff(authz, uid, request.cookies.get(BINDING_COOKIE))
-    expired = binding_cookie(authz.settings, uid, "", 0)
+    handoff = await take_handoff(pages, uid, request.cookies.get(BINDING_COOKIE))
+    expired = binding_cookie(pages.settings, uid, "", 0)
     return render("decided.html", handoff=handoff, form_target=handoff.location, cookies=[expired])
 
 
 @post("/oauth/interaction/{uid:str}/switch", opt=PAGE)
-async def switch_user_submit(uid: FromPath[str], request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def switch_user_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep
+) -> Response[Any]:
     """ "Not you? Sign out": end the session, back to the sign-in form of this interaction."""
-    interaction, _ = await _checked_form(uid, request, authz)
-    await switch_user(authz, interaction, request.cookies.get(session_cookie_name(authz.settings)))
-    gone = session_cookie(authz.settings, "", 0)
+    interaction, _ = await _checked_form(uid, request, pages)
+    await switch_user(pages, interaction, request.cookies.get(session_cookie_name(pages.settings)))
+    gone = session_cookie(pages.settings, "", 0)
     return see_other(f"/oauth/interaction/{uid}", cookies=[gone])

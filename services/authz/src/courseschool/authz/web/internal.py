@@ -15,37 +15,37 @@ from courseschool.common.web import internal_only
 from ..metadata import authorization_server_metadata, openid_configuration
 from ..openapi import authz_openapi
 from ..settings import AuthzSettings
-from .http import Authz, json_response, no_store_json
+from .http import InternalDep, json_response, no_store_json
 
 PATH = "/internal"
 
 
 @get("/metadata/oauth-authorization-server")
-async def internal_as_metadata(authz: Authz) -> Response[bytes]:
-    return json_response(authorization_server_metadata(authz.settings))
+async def internal_as_metadata(internal: InternalDep) -> Response[bytes]:
+    return json_response(authorization_server_metadata(internal.settings))
 
 
 @get("/metadata/openid-configuration")
-async def internal_oidc_metadata(authz: Authz) -> Response[bytes]:
-    return json_response(openid_configuration(authz.settings))
+async def internal_oidc_metadata(internal: InternalDep) -> Response[bytes]:
+    return json_response(openid_configuration(internal.settings))
 
 
 @get("/openapi.json")
-async def internal_openapi(authz: Authz) -> Response[bytes]:
-    return json_response(authz_openapi(authz.settings.base_url))
+async def internal_openapi(internal: InternalDep) -> Response[bytes]:
+    return json_response(authz_openapi(internal.settings.base_url))
 
 
 @get("/revocations")
-async def internal_revocations(authz: Authz) -> Response[bytes]:
+async def internal_revocations(internal: InternalDep) -> Response[bytes]:
     """For resource servers (re)joining the revocation feed."""
-    return no_store_json(await authz.revoker.current())
+    return no_store_json(await internal.revoker.current())
 
 
 @get("/schools/{ref:str}")
-async def internal_school(ref: FromPath[str], authz: Authz) -> Response[bytes]:
+async def internal_school(ref: FromPath[str], internal: InternalDep) -> Response[bytes]:
     """A school by id or slug (`id`, `slug`, `name`): resource servers learn of schools
     an administrator created here (the authorization server owns schools)."""
-    school = await authz.admin_store.school(ref[:100])
+    school = await internal.admin_store.school(ref[:100])
     if school is None:
         raise NotFoundError("no such school")
     return no_store_json({"id": school["id"], "slug": school["slug"], "name": school["name"]})

@@ -7,13 +7,16 @@ from typing import Any
 from litestar import Request, Response, post
 
 from ..endpoints.introspection import introspect_token
-from .http import Authz, client_ip, form_params, no_store_json
+from .http import TokensDep, client_ip, form_params, no_store_json
 
 
 @post("/api/oauth/introspect", status_code=200)
-async def introspect(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
+async def introspect(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
     return no_store_json(
         await introspect_token(
-            authz, await form_params(request), ip=client_ip(request), authorization=request.headers.get("authorization")
+            tokens,
+            await form_params(request),
+            ip=client_ip(request),
+            authorization=request.headers.get("authorization"),
         )
     )

@@ -9,13 +9,13 @@ from litestar import Request, Response, post
 from courseschool.common.answers import NO_STORE
 
 from ..endpoints.revocation import revoke_token
-from .http import Authz, client_ip, form_params
+from .http import TokensDep, client_ip, form_params
 
 
 @post("/api/oauth/revoke", status_code=200)
-async def revoke(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
+async def revoke(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
     """§2.2: 200 with an empty body, known token or not."""
     await revoke_token(
-        authz, await form_params(request), ip=client_ip(request), authorization=request.headers.get("authorization")
+        tokens, await form_params(request), ip=client_ip(request), authorization=request.headers.get("authorization")
     )
     return Response(b"", headers=NO_STORE)

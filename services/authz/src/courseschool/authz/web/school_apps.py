@@ -17,7 +17,7 @@ from ..endpoints.school_apps import app_at_school, block, end_access, school_app
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
-from .http import Authz
+from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
@@ -30,15 +30,15 @@ DONE = ("ended", "ended-all", "blocked", "unblocked")
 
 
 @get(PATH, opt=PAGE)
-async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def school_apps_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
-    apps, blocked = await school_apps(authz, user)
+    apps, blocked = await school_apps(account, user)
     done = request.query_params.get("done")
     grant_ids = [g for app in apps for person in app.people for g in person.grant_ids]
-    record = await authz.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
+    record = await account.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
     return render(
         "school_apps.html",
         activity=None
@@ -49,21 +49,21 @@ async def school_apps_page(request: Request[Any, Any, Any], authz: Authz) -> Res
             for p in app.people
         },
         user=user,
-        school_name=await authz.users.school_name(user.school_id) or "your school",
+        school_name=await account.users.school_name(user.school_id) or "your school",
         # What it may do with the school's data (who the person is, "your identity", is theirs).
         apps=[
             (app, [line for line in scope_lines({s for p in app.people for s in p.scope}) if line.key != "identity"])
             for app in apps
         ],
         blocked=blocked,
-        csrf=page_forms.form_token(authz, PURPOSE, session_id),
+        csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=done if done in DONE else None,
     )
 
 
 @get(f"{PATH}/confirm", opt=PAGE)
-async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
@@ -71,7 +71,7 @@ async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Respons
     action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
     if action not in ACTIONS or (action == "end-person") != (person is not None):
         raise InvalidRequestError("choose an action from the school's apps page", advice="Go back and try again.")
-    app = await app_at_school(authz, user, client_id)
+    app = await app_at_school(account, user, client_id)
     named = next((p for p in app.people if p.user_id == person), None)
     if action == "end-person" and named is None:
         raise InvalidRequestError("that person holds no access to this app", advice="Go back and try again.")
@@ -80,50 +80,52 @@ async def confirm_page(request: Request[Any, Any, Any], authz: Authz) -> Respons
         app=app,
         action=action,
         person=named,
-        school_name=await authz.users.school_name(user.school_id) or "your school",
-        csrf=page_forms.form_token(authz, PURPOSE, session_id),
+        school_name=await account.users.school_name(user.school_id) or "your school",
+        csrf=page_forms.form_token(account, PURPOSE, session_id),
     )
 
 
-async def _checked(request: Request[Any, Any, Any], authz: Authz) -> tuple[User, dict[str, str]] | Response[Any]:
-    viewer = await signed_in_viewer(request, authz)
+async def _checked(
+    request: Request[Any, Any, Any], account: AccountPagesDep
+) -> tuple[User, dict[str, str]] | Response[Any]:
+    viewer = await signed_in_viewer(request, account)
     if viewer is None:
         return see_other(signin_url(PATH))
     session_id, user = viewer
     steward(user)
     fields = await form_fields(request)
-    page_forms.check_form_token(authz, PURPOSE, session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account, PURPOSE, session_id, fields.get("csrf", ""))
     return user, fields
 
 
 @post(f"{PATH}/end", opt=PAGE)
-async def end_access_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    checked = await _checked(request, authz)
+async def end_access_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    checked = await _checked(request, account)
     if isinstance(checked, Response):
         return checked
     user, fields = checked
     person = fields.get("person") or None
-    await end_access(authz, user, fields.get("client_id", ""), person)
+    await end_access(account, user, fields.get("client_id", ""), person)
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
 @post(f"{PATH}/block", opt=PAGE)
-async def block_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    checked = await _checked(request, authz)
+async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    checked = await _checked(request, account)
     if isinstance(checked, Response):
         return checked
     user, fields = checked
-    await block(authz, user, fields.get("client_id", ""))
+    await block(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=blocked")
 
 
 @post(f"{PATH}/unblock", opt=PAGE)
-async def unblock_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
-    checked = await _checked(request, authz)
+async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+    checked = await _checked(request, account)
     if isinstance(checked, Response):
         return checked
     user, fields = checked
-    await unblock(authz, user, fields.get("client_id", ""))
+    await unblock(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=unblocked")
 
 

@@ -18,10 +18,11 @@ from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
 from ..endpoints.signin import LOGIN_FAILED, sign_in, signed_in_user
+from ..families import Visitors
 from ..protocol.models import User
 from ..settings import AuthzSettings
 from . import page_forms
-from .http import Authz, client_ip
+from .http import SignInPagesDep, client_ip
 from .interaction import form_fields, session_cookie, session_cookie_name
 from .pages import render, see_other
 
@@ -35,10 +36,10 @@ def signin_url(next_page: str) -> str:
     return f"{PATH}?{urlencode({'next': next_page})}"
 
 
-async def signed_in_viewer(request: Request[Any, Any, Any], authz: Authz) -> tuple[str, User] | None:
+async def signed_in_viewer(request: Request[Any, Any, Any], c: Visitors) -> tuple[str, User] | None:
     """This browser's session id and its person, when signed in."""
-    session_id = request.cookies.get(session_cookie_name(authz.settings))
-    user = await signed_in_user(authz, session_id)
+    session_id = request.cookies.get(session_cookie_name(c.settings))
+    user = await signed_in_user(c, session_id)
     return (session_id, user) if user is not None and session_id is not None else None
 
 
@@ -59,37 +60,37 @@ def _signin_cookie(settings: AuthzSettings, value: str, max_age: int) -> Cookie:
 
 
 @get(PATH, opt=PAGE)
-async def signin_page(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def signin_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     next_page = _next(request.query_params.get("next"))
-    if await signed_in_user(authz, request.cookies.get(session_cookie_name(authz.settings))):
+    if await signed_in_user(pages, request.cookies.get(session_cookie_name(pages.settings))):
         return see_other(next_page)
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding or len(binding) > 128:
         binding = new_token()
     return render(
         "signin.html",
-        csrf=page_forms.form_token(authz, PURPOSE, binding),
+        csrf=page_forms.form_token(pages, PURPOSE, binding),
         error=LOGIN_FAILED if request.query_params.get("failed") else None,
         next=next_page,
-        cookies=[_signin_cookie(authz.settings, binding, authz.settings.interaction_ttl)],
+        cookies=[_signin_cookie(pages.settings, binding, pages.settings.interaction_ttl)],
     )
 
 
 @post(PATH, opt=PAGE)
-async def signin_submit(request: Request[Any, Any, Any], authz: Authz) -> Response[Any]:
+async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     fields = await form_fields(request)
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding:
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
-    page_forms.check_form_token(authz, PURPOSE, binding, fields.get("csrf", ""))
+    page_forms.check_form_token(pages, PURPOSE, binding, fields.get("csrf", ""))
     next_page = _next(fields.get("next"))
     signed_in = await sign_in(
-        authz, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request), client_id=None
+        pages, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request), client_id=None
     )
     if signed_in is None:
         return see_other(f"{signin_url(next_page)}&failed=1")
     cookies = [
-        session_cookie(authz.settings, signed_in.session_id, authz.settings.session_ttl),
-        _signin_cookie(authz.settings, "", 0),
+        session_cookie(pages.settings, signed_in.session_id, pages.settings.session_ttl),
+        _signin_cookie(pages.settings, "", 0),
     ]
     return see_other(next_page, cookies=cookies)

@@ -14,13 +14,13 @@ from courseschool.common.answers import NO_STORE
 from courseschool.common.web import proof_target
 
 from ..endpoints.token import exchange_token
-from .http import Authz, client_ip, form_params
+from .http import TokensDep, client_ip, form_params
 
 
 @post(["/api/oauth/token", "/token"], status_code=200)
-async def token(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
-    dpop = proof_target(request, authz.settings.base_url)
+async def token(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
+    dpop = proof_target(request, tokens.settings.base_url)
     form, authorization = await form_params(request), request.headers.get("authorization")
-    response = await exchange_token(authz, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
-    headers = {**NO_STORE, **await authz.dpop.nonce_header(dpop)}
+    response = await exchange_token(tokens, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
+    headers = {**NO_STORE, **await tokens.dpop.nonce_header(dpop)}
     return Response(msgspec.json.encode(response), media_type="application/json", headers=headers)

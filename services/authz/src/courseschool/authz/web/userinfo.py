@@ -17,19 +17,19 @@ from courseschool.common.errors import (
 from courseschool.common.web import proof_target
 
 from ..endpoints.userinfo import userinfo_claims
-from .http import Authz, no_store_json
+from .http import TokensDep, no_store_json
 
 
 @route("/api/oauth/userinfo", http_method=["GET", "POST"], status_code=200)
-async def userinfo(request: Request[Any, Any, Any], authz: Authz) -> Response[bytes]:
-    metadata_url = f"{authz.settings.base_url}/.well-known/oauth-protected-resource"
+async def userinfo(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
+    metadata_url = f"{tokens.settings.base_url}/.well-known/oauth-protected-resource"
     scheme = BEARER
     try:
         credentials = presented_token(request.headers.get("authorization"))
         if credentials is not None:
             scheme = credentials.scheme
             return no_store_json(
-                await userinfo_claims(authz, credentials, proof_target(request, authz.settings.base_url))
+                await userinfo_claims(tokens, credentials, proof_target(request, tokens.settings.base_url))
             )
     except (InvalidTokenError, InsufficientScopeError, InvalidDpopProofError, UseDpopNonceError) as err:
         raise challenged(err, metadata_url, scheme=scheme) from None

@@ -9,11 +9,11 @@ from typing import Any
 from courseschool.common.errors import NotFoundError, fit_description
 from courseschool.common.logging import audit
 
-from ...components import Components
+from ...families import Administration
 
 
 class AdminBase:
-    def __init__(self, c: Components, *, actor: str = "admin", source: str = "unknown") -> None:
+    def __init__(self, c: Administration, *, actor: str = "admin", source: str = "unknown") -> None:
         self.c = c
         self.actor = actor
         self.source = source

@@ -23,18 +23,18 @@ class KeysAdmin(AdminBase):
                 "activated_at": iso(k.activated_at),
                 "retired_at": iso(k.retired_at),
             }
-            for k in await self.c.keys.store.infos()
+            for k in await self.c.keys.infos()
         ]
 
     async def _next_key_signs_from(self, alg: str) -> str | None:
         """When the published next key of `alg` takes over signing: after its publication
         lead, and not before the active key's interval ends (protocol.key_rotation.plan)."""
-        keys = [k for k in await self.c.keys.store.infos() if k.alg == alg]
+        keys = [k for k in await self.c.keys.infos() if k.alg == alg]
         upcoming = next((k for k in keys if k.state == "next"), None)
         active = next((k for k in keys if k.state == "active"), None)
         if upcoming is None:
             return None
-        policy = self.c.keys.store.policy
+        policy = self.c.keys.policy
         start = upcoming.created_at + policy.lead
         if active is not None:
             start = max(start, (active.activated_at or active.created_at) + policy.interval)
@@ -43,8 +43,8 @@ class KeysAdmin(AdminBase):
     async def rotate_key(self, alg: str, *, immediate: bool = False) -> dict[str, Any]:
         if alg not in ("ES256", "RS256"):
             raise InvalidRequestError("alg must be ES256 or RS256")
-        done = await self.c.keys.store.rotate_now(alg, immediate=immediate)
-        await self.c.keys.maintain()
+        done = await self.c.keys.rotate_now(alg, immediate=immediate)
+        await self.c.keys_rotated()
         # Every running replica reloads its keys when told (keys.KeyChangeFeed);
         # those not told (Redis down) within KEY_RELOAD_INTERVAL.
         told = await announce_key_change(self.c.redis)
