@@ -55,12 +55,7 @@ ROUTES = [
     logout.logout,
     signin.signin_page,
     signin.signin_submit,
-    connected_apps.apps_page,
-    connected_apps.confirm_end,
-    connected_apps.confirm_remove_app,
-    connected_apps.end_sign_in_submit,
-    connected_apps.remove_app_submit,
-    connected_apps.remove_all_submit,
+    connected_apps.ROUTER,
     pages.stylesheet,
     pages.local_time_script,
     token.token,
@@ -68,7 +63,7 @@ ROUTES = [
     introspection.introspect,
     userinfo.userinfo,
     jwks.jwks,
-    *school_apps.ROUTES,
+    school_apps.ROUTER,
     admin.ADMIN_ROUTER,
 ]
 

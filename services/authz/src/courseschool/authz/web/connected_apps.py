@@ -11,7 +11,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import msgspec
-from litestar import Request, Response, get, post
+from litestar import Request, Response, Router, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from courseschool.common.answers import PAGE
@@ -28,6 +29,7 @@ from ..endpoints.connected_apps import (
     remove_app,
 )
 from ..endpoints.interaction import notices_for
+from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
@@ -35,7 +37,7 @@ from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
-from .signin import signed_in_viewer, signin_url
+from .signin import SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/apps"
 PURPOSE = "apps"  # the forms' CSRF purpose
@@ -78,7 +80,7 @@ def _card(app: ConnectedApp) -> AppCard:
     )
 
 
-async def _notice(request: Request[Any, Any, Any], account: AccountPagesDep, user: User) -> tuple[str, AppCard] | None:
+async def _notice(request: Request[Any, Any, Any], account: AccountPages, user: User) -> tuple[str, AppCard] | None:
     """What the list confirms after an ending: named from the record (the person's own
     grant, ended), never from the address, so a link cannot make the page say anything."""
     for what in ("ended", "removed"):
@@ -89,11 +91,11 @@ async def _notice(request: Request[Any, Any, Any], account: AccountPagesDep, use
     return None
 
 
-@get(PATH, opt=PAGE)
-async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
+Signed = NamedDependency[Viewer]
+
+
+@get("/", opt=PAGE)
+async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
     session_id, user = viewer
     done = request.query_params.get("done")
     apps = await connected_apps(account, user)
@@ -112,66 +114,64 @@ async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep) -
     )
 
 
-@get(f"{PATH}/{{grant_id:str}}/end", opt=PAGE)
-async def confirm_end(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
-) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    card = _card(await live_sign_in(account, user, grant_id))
-    csrf = page_forms.form_token(account, PURPOSE, session_id)
-    return render("apps_confirm.html", action="end", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
+def _confirmation(account: AccountPages, viewer: Viewer, action: str, grant_id: str, card: AppCard) -> Response[Any]:
+    csrf = page_forms.form_token(account, PURPOSE, viewer.session_id)
+    return render("apps_confirm.html", action=action, card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
-@get(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
-async def confirm_remove_app(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
-) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    card = _card(await app_of(account, user, grant_id))
-    csrf = page_forms.form_token(account, PURPOSE, session_id)
-    return render("apps_confirm.html", action="remove-app", card=card, grant_id=grant_id, csrf=csrf, scripts=True)
+@get("/{grant_id:str}/end", opt=PAGE)
+async def confirm_end(grant_id: FromPath[str], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    card = _card(await live_sign_in(account, viewer.user, grant_id))
+    return _confirmation(account, viewer, "end", grant_id, card)
 
 
-@post(f"{PATH}/{{grant_id:str}}/remove", opt=PAGE)
+@get("/{grant_id:str}/remove-app", opt=PAGE)
+async def confirm_remove_app(grant_id: FromPath[str], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    card = _card(await app_of(account, viewer.user, grant_id))
+    return _confirmation(account, viewer, "remove-app", grant_id, card)
+
+
+async def _checked(request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer) -> User:
+    """The person whose form this is (403 unless its CSRF token is of their session)."""
+    page_forms.check_form_token(account, PURPOSE, viewer.session_id, (await form_fields(request)).get("csrf", ""))
+    return viewer.user
+
+
+@post("/{grant_id:str}/remove", opt=PAGE)
 async def end_sign_in_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed
 ) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await end_sign_in(account, user, grant_id)
+    await end_sign_in(account, await _checked(request, account, viewer), grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
 
-@post(f"{PATH}/{{grant_id:str}}/remove-app", opt=PAGE)
+@post("/{grant_id:str}/remove-app", opt=PAGE)
 async def remove_app_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed
 ) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await remove_app(account, user, grant_id)
+    await remove_app(account, await _checked(request, account, viewer), grant_id)
     return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
 
-@post(f"{PATH}/remove-all", opt=PAGE)
-async def remove_all_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    page_forms.check_form_token(account, PURPOSE, session_id, (await form_fields(request)).get("csrf", ""))
-    await remove_all(account, user)
+@post("/remove-all", opt=PAGE)
+async def remove_all_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    await remove_all(account, await _checked(request, account, viewer))
     return see_other(f"{PATH}?done=removed-all")
+
+
+# Not signed in: every page and form answers with the sign-in page, which leads back to the list.
+ROUTER = Router(
+    PATH,
+    route_handlers=[
+        apps_page,
+        confirm_end,
+        confirm_remove_app,
+        end_sign_in_submit,
+        remove_app_submit,
+        remove_all_submit,
+    ],
+    dependencies={"viewer": signed_in_viewer(PATH)},
+    exception_handlers={SignInFirst: to_sign_in},
+)

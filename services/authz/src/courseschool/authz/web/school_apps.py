@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, Router, get, post
+from litestar.di import NamedDependency
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
 from ..endpoints.school_apps import app_at_school, block, end_access, school_apps, steward, unblock
+from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
@@ -21,7 +23,7 @@ from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
-from .signin import signed_in_viewer, signin_url
+from .signin import SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/school/apps"
 PURPOSE = "school-apps"  # the forms' CSRF purpose
@@ -29,11 +31,11 @@ ACTIONS = ("end-person", "end-all", "block")
 DONE = ("ended", "ended-all", "blocked", "unblocked")
 
 
-@get(PATH, opt=PAGE)
-async def school_apps_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
+Signed = NamedDependency[Viewer]
+
+
+@get("/", opt=PAGE)
+async def school_apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
     session_id, user = viewer
     apps, blocked = await school_apps(account, user)
     done = request.query_params.get("done")
@@ -61,11 +63,8 @@ async def school_apps_page(request: Request[Any, Any, Any], account: AccountPage
     )
 
 
-@get(f"{PATH}/confirm", opt=PAGE)
-async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
+@get("/confirm", opt=PAGE)
+async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
     session_id, user = viewer
     query = request.query_params
     action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
@@ -86,47 +85,41 @@ async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep
 
 
 async def _checked(
-    request: Request[Any, Any, Any], account: AccountPagesDep
-) -> tuple[User, dict[str, str]] | Response[Any]:
-    viewer = await signed_in_viewer(request, account)
-    if viewer is None:
-        return see_other(signin_url(PATH))
-    session_id, user = viewer
-    steward(user)
+    request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer
+) -> tuple[User, dict[str, str]]:
+    """The steward whose form this is (403 unless its CSRF token is of their session), and its fields."""
+    user = steward(viewer.user)
     fields = await form_fields(request)
-    page_forms.check_form_token(account, PURPOSE, session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account, PURPOSE, viewer.session_id, fields.get("csrf", ""))
     return user, fields
 
 
-@post(f"{PATH}/end", opt=PAGE)
-async def end_access_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    checked = await _checked(request, account)
-    if isinstance(checked, Response):
-        return checked
-    user, fields = checked
+@post("/end", opt=PAGE)
+async def end_access_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    user, fields = await _checked(request, account, viewer)
     person = fields.get("person") or None
     await end_access(account, user, fields.get("client_id", ""), person)
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
-@post(f"{PATH}/block", opt=PAGE)
-async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    checked = await _checked(request, account)
-    if isinstance(checked, Response):
-        return checked
-    user, fields = checked
+@post("/block", opt=PAGE)
+async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    user, fields = await _checked(request, account, viewer)
     await block(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=blocked")
 
 
-@post(f"{PATH}/unblock", opt=PAGE)
-async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    checked = await _checked(request, account)
-    if isinstance(checked, Response):
-        return checked
-    user, fields = checked
+@post("/unblock", opt=PAGE)
+async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+    user, fields = await _checked(request, account, viewer)
     await unblock(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=unblocked")
 
 
-ROUTES = [school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit]
+# Not signed in: every page and form answers with the sign-in page, which leads back to the list.
+ROUTER = Router(
+    PATH,
+    route_handlers=[school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit],
+    dependencies={"viewer": signed_in_viewer(PATH)},
+    exception_handlers={SignInFirst: to_sign_in},
+)

@@ -7,22 +7,22 @@ Afterwards the browser goes only to one of our own pages (`NEXT_PAGES`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie
+from litestar.di import Provide
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
 from ..endpoints.signin import LOGIN_FAILED, sign_in, signed_in_user
-from ..families import Visitors
 from ..protocol.models import User
 from ..settings import AuthzSettings
 from . import page_forms
-from .http import SignInPagesDep, client_ip
+from .http import AccountPagesDep, SignInPagesDep, client_ip
 from .interaction import form_fields, session_cookie, session_cookie_name
 from .pages import render, see_other
 
@@ -36,11 +36,39 @@ def signin_url(next_page: str) -> str:
     return f"{PATH}?{urlencode({'next': next_page})}"
 
 
-async def signed_in_viewer(request: Request[Any, Any, Any], c: Visitors) -> tuple[str, User] | None:
-    """This browser's session id and its person, when signed in."""
-    session_id = request.cookies.get(session_cookie_name(c.settings))
-    user = await signed_in_user(c, session_id)
-    return (session_id, user) if user is not None and session_id is not None else None
+class Viewer(NamedTuple):
+    """The signed-in person looking at an account page, and their browser's session."""
+
+    session_id: str
+    user: User
+
+
+class SignInFirst(Exception):
+    """Nobody is signed in on this browser: the answer is the sign-in page, which leads
+    back to `page` afterwards (`to_sign_in`)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(page)
+        self.page = page
+
+
+def to_sign_in(_: Request[Any, Any, Any], exc: SignInFirst) -> Response[Any]:
+    return see_other(signin_url(exc.page))
+
+
+def signed_in_viewer(page: str) -> Provide:
+    """The `viewer` dependency of the account pages under `page`: this browser's person,
+    or the sign-in page instead of the handler (with `to_sign_in` as the router's
+    handler of `SignInFirst`)."""
+
+    async def provide_viewer(request: Request[Any, Any, Any], account: AccountPagesDep) -> Viewer:
+        session_id = request.cookies.get(session_cookie_name(account.settings))
+        user = await signed_in_user(account, session_id)
+        if user is None or session_id is None:
+            raise SignInFirst(page)
+        return Viewer(session_id, user)
+
+    return Provide(provide_viewer)
 
 
 def _next(value: str | None) -> str:
