@@ -48,6 +48,11 @@ def parser(prog: str = "python -m courseschool.authz admin") -> argparse.Argumen
     return root
 
 
+def _group(groups: Groups, name: str, help_text: str) -> Groups:
+    """A group of commands (`schools`, `users`, ...), each named after it."""
+    return groups.add_parser(name, help=help_text).add_subparsers(dest="command", required=True)
+
+
 def _command(group: Groups, name: str, help_text: str, action: Action) -> argparse.ArgumentParser:
     command = group.add_parser(name, help=help_text, description=help_text)
     command.set_defaults(action=action)
@@ -56,7 +61,7 @@ def _command(group: Groups, name: str, help_text: str, action: Action) -> argpar
 
 def _schools(groups: Groups) -> None:
     """Schools: list, create."""
-    schools = groups.add_parser("schools", help="schools").add_subparsers(dest="command", required=True)
+    schools = _group(groups, "schools", "schools")
     _command(schools, "list", "list schools", lambda a, _: a.list_schools())
     p = _command(schools, "create", "create a school", lambda a, n: a.create_school(slug=n.slug, name=n.name))
     p.add_argument("--slug", required=True, help="the school's short name in URLs, such as riverside")
@@ -65,7 +70,7 @@ def _schools(groups: Groups) -> None:
 
 def _users(groups: Groups) -> None:
     """The people of the schools: list, create, show, disable, enable, set-role, reset-password."""
-    users = groups.add_parser("users", help="people of the schools").add_subparsers(dest="command", required=True)
+    users = _group(groups, "users", "people of the schools")
     p = _command(users, "list", "list users", lambda a, n: a.list_users(school=n.school))
     p.add_argument("--school", help="only this school (slug or id)")
     p = _command(
@@ -106,8 +111,7 @@ def _users(groups: Groups) -> None:
 
 def _integrations(groups: Groups) -> None:
     """Integrations: confidential clients with fixed https callbacks."""
-    integrations = groups.add_parser("integrations", help="registered integrations (fixed https callbacks)")
-    sub = integrations.add_subparsers(dest="command", required=True)
+    sub = _group(groups, "integrations", "registered integrations (fixed https callbacks)")
     p = _command(
         sub,
         "create",
@@ -134,7 +138,7 @@ def _integrations(groups: Groups) -> None:
 
 def _clients(groups: Groups) -> None:
     """Clients: list, prune, show, disable, delete."""
-    clients = groups.add_parser("clients", help="clients").add_subparsers(dest="command", required=True)
+    clients = _group(groups, "clients", "clients")
     _command(clients, "list", "list clients", lambda a, _: a.list_clients())
     _command(
         clients,
@@ -153,7 +157,7 @@ def _clients(groups: Groups) -> None:
 
 def _grants(groups: Groups) -> None:
     """Grants (one per sign-in): list, revoke."""
-    grants = groups.add_parser("grants", help="grants").add_subparsers(dest="command", required=True)
+    grants = _group(groups, "grants", "grants")
     p = _command(
         grants,
         "list",
@@ -172,8 +176,7 @@ def _grants(groups: Groups) -> None:
 
 def _domains(groups: Groups) -> None:
     """Trusted domains: hosts whose metadata documents may list https callbacks."""
-    domains = groups.add_parser("domains", help="trusted domains (metadata documents with https callbacks)")
-    sub = domains.add_subparsers(dest="command", required=True)
+    sub = _group(groups, "domains", "trusted domains (metadata documents with https callbacks)")
     _command(sub, "list", "list trusted domains", lambda a, _: a.list_domains())
     for name, help_text, method in (
         ("trust", "let metadata documents on HOST list https callbacks on HOST", "trust_domain"),
@@ -185,8 +188,7 @@ def _domains(groups: Groups) -> None:
 
 def _audit(groups: Groups) -> None:
     """The record of events."""
-    audit = groups.add_parser("audit", help="the record of events: admin actions, sign-ins, consents, security")
-    sub = audit.add_subparsers(dest="command", required=True)
+    sub = _group(groups, "audit", "the record of events: admin actions, sign-ins, consents, security")
     p = _command(
         sub,
         "list",
@@ -218,7 +220,7 @@ def _audit(groups: Groups) -> None:
 
 def _keys(groups: Groups) -> None:
     """Signing keys: list, rotate."""
-    keys = groups.add_parser("keys", help="signing keys").add_subparsers(dest="command", required=True)
+    keys = _group(groups, "keys", "signing keys")
     _command(keys, "list", "list signing keys", lambda a, _: a.list_keys())
     p = _command(
         keys,

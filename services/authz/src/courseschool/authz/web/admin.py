@@ -6,6 +6,7 @@ the API does not exist (404). Each handler parses its input and calls the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -86,79 +87,72 @@ async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
         raise InvalidRequestError(f"invalid body: {fit_description(str(exc))}") from None
 
 
-@get("/schools")
-async def list_schools(admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.list_schools())
+# Most routes call one AdminService method with what the request names: nothing, the
+# thing in the path (`ref`), a JSON body's fields as keywords, or both.
+Handler = Callable[..., Awaitable[Response[bytes]]]
 
 
-@post("/schools", status_code=201)
-async def create_school(request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, NewSchool)
-    return no_store_json(await admin.create_school(slug=body.slug, name=body.name), status=201)
+def _named(handler: Handler, method: str) -> Handler:
+    handler.__name__ = handler.__qualname__ = method
+    return handler
+
+
+def _call(method: str) -> Handler:
+    async def handler(admin: Admin) -> Response[bytes]:
+        return no_store_json(await getattr(admin, method)())
+
+    return _named(handler, method)
+
+
+def _call_on(method: str) -> Handler:
+    async def handler(ref: FromPath[str], admin: Admin) -> Response[bytes]:
+        return no_store_json(await getattr(admin, method)(ref))
+
+    return _named(handler, method)
+
+
+def _call_with(method: str, kind: type[msgspec.Struct], status: int = 200) -> Handler:
+    async def handler(request: Request, admin: Admin) -> Response[bytes]:
+        fields = msgspec.structs.asdict(await _body(request, kind))
+        return no_store_json(await getattr(admin, method)(**fields), status=status)
+
+    return _named(handler, method)
+
+
+def _call_on_with(method: str, kind: type[msgspec.Struct]) -> Handler:
+    async def handler(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
+        fields = msgspec.structs.asdict(await _body(request, kind))
+        return no_store_json(await getattr(admin, method)(ref, **fields))
+
+    return _named(handler, method)
+
+
+CALLS = [
+    get("/schools")(_call("list_schools")),
+    post("/schools", status_code=201)(_call_with("create_school", NewSchool, 201)),
+    post("/users", status_code=201)(_call_with("create_user", NewUser, 201)),
+    get("/users/{ref:str}")(_call_on("user")),
+    post("/users/{ref:str}/disable", status_code=200)(_call_on("disable_user")),
+    post("/users/{ref:str}/enable", status_code=200)(_call_on("enable_user")),
+    post("/users/{ref:str}/role", status_code=200)(_call_on_with("set_role", RoleChange)),
+    post("/users/{ref:str}/reset-password", status_code=200)(_call_on_with("reset_password", PasswordReset)),
+    post("/integrations", status_code=201)(_call_with("create_integration", NewIntegration, 201)),
+    get("/clients")(_call("list_clients")),
+    get("/clients/{ref:str}")(_call_on("client")),
+    post("/clients/{ref:str}/disable", status_code=200)(_call_on("disable_client")),
+    delete("/clients/{ref:str}", status_code=200)(_call_on("delete_client")),
+    post("/grants/{ref:str}/revoke", status_code=200)(_call_on("revoke_grant")),
+    get("/keys")(_call("list_keys")),
+    post("/keys/rotate", status_code=200)(_call_with("rotate_key", KeyRotation)),
+    get("/domains")(_call("list_domains")),
+    post("/domains", status_code=201)(_call_with("trust_domain", TrustedDomain, 201)),
+    delete("/domains/{ref:str}", status_code=200)(_call_on("untrust_domain")),
+]
 
 
 @get("/users")
 async def list_users(request: Request, admin: Admin) -> Response[bytes]:
     return no_store_json(await admin.list_users(school=request.query_params.get("school")))
-
-
-@post("/users", status_code=201)
-async def create_user(request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, NewUser)
-    return no_store_json(await admin.create_user(**msgspec.structs.asdict(body)), status=201)
-
-
-@get("/users/{ref:str}")
-async def show_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.user(ref))
-
-
-@post("/users/{ref:str}/disable", status_code=200)
-async def disable_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.disable_user(ref))
-
-
-@post("/users/{ref:str}/enable", status_code=200)
-async def enable_user(ref: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.enable_user(ref))
-
-
-@post("/users/{ref:str}/role", status_code=200)
-async def set_role(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, RoleChange)
-    return no_store_json(await admin.set_role(ref, body.role))
-
-
-@post("/users/{ref:str}/reset-password", status_code=200)
-async def reset_password(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, PasswordReset)
-    return no_store_json(await admin.reset_password(ref, body.password))
-
-
-@post("/integrations", status_code=201)
-async def create_integration(request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, NewIntegration)
-    return no_store_json(await admin.create_integration(**msgspec.structs.asdict(body)), status=201)
-
-
-@get("/clients")
-async def list_clients(admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.list_clients())
-
-
-@get("/clients/{client_id:str}")
-async def show_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.client(client_id))
-
-
-@post("/clients/{client_id:str}/disable", status_code=200)
-async def disable_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.disable_client(client_id))
-
-
-@delete("/clients/{client_id:str}", status_code=200)
-async def delete_client(client_id: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.delete_client(client_id))
 
 
 @get("/grants")
@@ -171,38 +165,6 @@ async def list_grants(request: Request, admin: Admin) -> Response[bytes]:
             include_revoked=query.get("all") == "true",
         )
     )
-
-
-@post("/grants/{grant_id:str}/revoke", status_code=200)
-async def revoke_grant(grant_id: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.revoke_grant(grant_id))
-
-
-@get("/keys")
-async def list_keys(admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.list_keys())
-
-
-@post("/keys/rotate", status_code=200)
-async def rotate_key(request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, KeyRotation)
-    return no_store_json(await admin.rotate_key(body.alg, immediate=body.immediate))
-
-
-@get("/domains")
-async def list_domains(admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.list_domains())
-
-
-@post("/domains", status_code=201)
-async def trust_domain(request: Request, admin: Admin) -> Response[bytes]:
-    body = await _body(request, TrustedDomain)
-    return no_store_json(await admin.trust_domain(body.host), status=201)
-
-
-@delete("/domains/{host:str}", status_code=200)
-async def untrust_domain(host: FromPath[str], admin: Admin) -> Response[bytes]:
-    return no_store_json(await admin.untrust_domain(host))
 
 
 @get("/audit")
@@ -231,30 +193,7 @@ async def list_actions(request: Request, admin: Admin) -> Response[bytes]:
 
 ADMIN_ROUTER = Router(
     PATH,
-    route_handlers=[
-        list_actions,
-        list_schools,
-        create_school,
-        list_users,
-        create_user,
-        show_user,
-        disable_user,
-        enable_user,
-        set_role,
-        reset_password,
-        create_integration,
-        list_clients,
-        show_client,
-        disable_client,
-        delete_client,
-        list_grants,
-        revoke_grant,
-        list_keys,
-        rotate_key,
-        list_domains,
-        trust_domain,
-        untrust_domain,
-    ],
+    route_handlers=[*CALLS, list_users, list_grants, list_actions],
     guards=[admin_only],
     dependencies={"admin": Provide(provide_admin, sync_to_thread=False)},
 )
