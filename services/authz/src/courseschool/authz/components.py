@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -21,7 +19,6 @@ from courseschool.common.background import BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
-from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.resource import canonical_resource
 from courseschool.common.row_cache import RowCache
 
@@ -32,95 +29,24 @@ from .keys import KeyChangeFeed, SigningKeys
 from .limits import Limits
 from .maintenance import Maintenance
 from .passwords import PasswordWork
-from .protocol.key_rotation import RotationPolicy
 from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
+from .shared import Shared, required
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import PUBLIC_WEB, DocumentWeb, MetadataDocumentFetcher
-from .storage.clients import CHANGES as CLIENT_CHANGES
-from .storage.clients import PgClientStore
 from .storage.codes import PgCodeStore
 from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
-from .storage.events import PgEventStore
-from .storage.grants import PgGrantStore
 from .storage.housekeeping import Lifetimes, PgHousekeeping
 from .storage.interactions import RedisInteractionStore
-from .storage.keys import PgKeyStore
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
-from .storage.users import PgUserStore
 from .webhook import WebhookDelivery
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Stores:
-    """What both roots share: the stores administration works with, and what they need."""
-
-    settings: AuthzSettings
-    clock: Clock
-    pool: asyncpg.Pool
-    redis: aioredis.Redis
-    client_cache: RowCache[Client]  # closed by the root
-    clients: PgClientStore
-    users: PgUserStore
-    grants: PgGrantStore
-    revoker: PgRedisRevoker
-    admin_store: PgAdminStore
-    trusted_domains: PgTrustedDomainStore
-    events: EventRecorder
-    event_store: PgEventStore
-    passwords: PasswordWork  # closed by the root
-    key_store: PgKeyStore  # nothing is read from it until asked
-
-    @classmethod
-    def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> _Stores:
-        kek, database_url = _required(settings)
-        client_cache: RowCache[Client] = RowCache(database_url, CLIENT_CHANGES)
-        clients = PgClientStore(pool, client_cache)
-        event_store = PgEventStore(pool, webhook=settings.events_webhook_url is not None)
-        return cls(
-            settings=settings,
-            clock=clock,
-            pool=pool,
-            redis=redis,
-            client_cache=client_cache,
-            clients=clients,
-            users=PgUserStore(pool),
-            grants=PgGrantStore(pool),
-            revoker=PgRedisRevoker(pool, redis, access_token_ttl=settings.access_token_ttl, clock=clock),
-            admin_store=PgAdminStore(pool, clients, clock),
-            trusted_domains=PgTrustedDomainStore(pool),
-            events=EventRecorder(event_store, clock),
-            event_store=event_store,
-            passwords=PasswordWork(
-                workers=settings.password_hash_workers or os.cpu_count() or 1, queue=settings.password_hash_queue
-            ),
-            key_store=_key_store(settings, pool, kek, clock),
-        )
-
-    def administration(self, keys_rotated: Callable[[], Awaitable[object]]) -> Administration:
-        return Administration(
-            settings=self.settings,
-            clock=self.clock,
-            redis=self.redis,
-            admin_store=self.admin_store,
-            clients=self.clients,
-            users=self.users,
-            grants=self.grants,
-            revoker=self.revoker,
-            passwords=self.passwords,
-            trusted_domains=self.trusted_domains,
-            events=self.events,
-            event_store=self.event_store,
-            keys=self.key_store,
-            keys_rotated=keys_rotated,
-        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,7 +59,7 @@ class AdminComponents:
 
     @classmethod
     def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> AdminComponents:
-        stores = _Stores.build(settings, pool, redis, clock)
+        stores = Shared.build(settings, pool, redis, clock)
         return cls(administration=stores.administration(stores.key_store.maintain), client_cache=stores.client_cache)
 
     def start(self) -> None:
@@ -191,95 +117,36 @@ class Components:
         """`resource`: how to reach the resource API's internal endpoints (activity);
         None: nothing to show of what apps did. `document_web`: where Client ID Metadata
         Documents are fetched from (the public web)."""
-        s = _Stores.build(settings, pool, redis, clock)
-        fetcher = MetadataDocumentFetcher(settings, redis, document_web) if settings.cimd_enabled else None
-        directory = ClientDirectory(s.clients, fetcher, clock, s.trusted_domains)
-        keys = SigningKeys(s.key_store)
-        limits = Limits(settings, redis)
-        sessions = PgSessionStore(pool, clock)
-        notices = PgNoticeStore(pool)
-        school_apps = PgSchoolAppStore(pool)
-        activity = ActivityReader(resource, settings.internal_token)
-        default_resource, known_resources = _resources(settings)
-        page_key = _page_key(settings)
+        s = Shared.build(settings, pool, redis, clock)
+        w = _Served.build(s, resource, document_web)
         return cls(
             settings=settings,
             clock=clock,
             pool=pool,
             redis=redis,
             client_cache=s.client_cache,
-            fetcher=fetcher,
-            activity=activity,
+            fetcher=w.fetcher,
+            activity=w.activity,
             passwords=s.passwords,
-            keys=keys,
+            keys=w.keys,
             events=s.events,
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=_housekeeping(settings, pool, clock),
             revoker=s.revoker,
             admin_store=s.admin_store,
             trusted_domains=s.trusted_domains,
-            tokens=Tokens(
-                settings=settings,
-                clock=clock,
-                pool=pool,
-                users=s.users,
-                codes=PgCodeStore(pool),
-                grants=s.grants,
-                revoker=s.revoker,
-                keys=keys,
-                policy=TokenPolicy(
-                    issuer=settings.issuer,
-                    access_token_ttl=settings.access_token_ttl,
-                    id_token_ttl=settings.id_token_ttl,
-                ),
-                directory=directory,
-                dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=clock), settings.dpop_policy, clock),
-                limits=limits,
-            ),
-            sign_in=SignInPages(
-                settings=settings,
-                clock=clock,
-                limits=limits,
-                passwords=s.passwords,
-                directory=directory,
-                fetcher=fetcher,
-                clients=s.clients,
-                keys=keys,
-                interactions=RedisInteractionStore(redis, settings.interaction_ttl),
-                sessions=sessions,
-                users=s.users,
-                consents=PgConsentStore(pool, clock),
-                grants=s.grants,
-                notices=notices,
-                school_apps=school_apps,
-                default_resource=default_resource,
-                known_resources=known_resources,
-                page_key=page_key,
-            ),
-            account=AccountPages(
-                settings=settings,
-                clock=clock,
-                sessions=sessions,
-                users=s.users,
-                notices=notices,
-                connected_apps=PgConnectedAppStore(pool),
-                school_apps=school_apps,
-                grants=s.grants,
-                revoker=s.revoker,
-                admin_store=s.admin_store,
-                directory=directory,
-                activity=activity,
-                page_key=page_key,
-            ),
+            tokens=w.tokens(),
+            sign_in=w.sign_in_pages(),
+            account=w.account_pages(),
             registration=Registration(
                 settings=settings,
                 clock=clock,
-                limits=limits,
+                limits=w.limits,
                 clients=s.clients,
                 admin_store=s.admin_store,
                 revoker=s.revoker,
             ),
-            administration=s.administration(keys.maintain),
+            administration=s.administration(w.keys.maintain),
             internal=Internal(settings=settings, revoker=s.revoker, admin_store=s.admin_store),
         )
 
@@ -309,14 +176,102 @@ class Components:
             await self.fetcher.aclose()
 
 
-def _key_store(settings: AuthzSettings, pool: asyncpg.Pool, kek: bytes, clock: Clock) -> PgKeyStore:
-    """The signing keys' store: sealed with the key-encryption key, rotated by the policy."""
-    rotation = RotationPolicy(
-        interval=settings.key_rotation_interval,
-        lead=settings.key_publish_lead,
-        retire_after=max(settings.access_token_ttl, settings.id_token_ttl) + 300,
-    )
-    return PgKeyStore(pool, KeyEncryptor(kek), issuer=settings.issuer, clock=clock, policy=rotation)
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Served:
+    """What only the server builds, beside the shared pieces, and more than one of its
+    families is given: the families are made here."""
+
+    s: Shared
+    fetcher: MetadataDocumentFetcher | None
+    directory: ClientDirectory
+    keys: SigningKeys
+    limits: Limits
+    sessions: PgSessionStore
+    notices: PgNoticeStore
+    school_apps: PgSchoolAppStore
+    activity: ActivityReader
+    page_key: bytes
+
+    @classmethod
+    def build(cls, s: Shared, resource: httpx.AsyncClient | None, document_web: DocumentWeb) -> _Served:
+        settings, pool = s.settings, s.pool
+        fetcher = MetadataDocumentFetcher(settings, s.redis, document_web) if settings.cimd_enabled else None
+        kek, _ = required(settings)
+        return cls(
+            s=s,
+            fetcher=fetcher,
+            directory=ClientDirectory(s.clients, fetcher, s.clock, s.trusted_domains),
+            keys=SigningKeys(s.key_store),
+            limits=Limits(settings, s.redis),
+            sessions=PgSessionStore(pool, s.clock),
+            notices=PgNoticeStore(pool),
+            school_apps=PgSchoolAppStore(pool),
+            activity=ActivityReader(resource, settings.internal_token),
+            page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
+        )
+
+    def tokens(self) -> Tokens:
+        s = self.s
+        return Tokens(
+            settings=s.settings,
+            clock=s.clock,
+            pool=s.pool,
+            users=s.users,
+            codes=PgCodeStore(s.pool),
+            grants=s.grants,
+            revoker=s.revoker,
+            keys=self.keys,
+            policy=TokenPolicy(
+                issuer=s.settings.issuer,
+                access_token_ttl=s.settings.access_token_ttl,
+                id_token_ttl=s.settings.id_token_ttl,
+            ),
+            directory=self.directory,
+            dpop=DpopChecker(RedisDpopStore(s.redis, DPOP_KEYS, clock=s.clock), s.settings.dpop_policy, s.clock),
+            limits=self.limits,
+        )
+
+    def sign_in_pages(self) -> SignInPages:
+        s = self.s
+        default_resource, known_resources = _resources(s.settings)
+        return SignInPages(
+            settings=s.settings,
+            clock=s.clock,
+            limits=self.limits,
+            passwords=s.passwords,
+            directory=self.directory,
+            fetcher=self.fetcher,
+            clients=s.clients,
+            keys=self.keys,
+            interactions=RedisInteractionStore(s.redis, s.settings.interaction_ttl),
+            sessions=self.sessions,
+            users=s.users,
+            consents=PgConsentStore(s.pool, s.clock),
+            grants=s.grants,
+            notices=self.notices,
+            school_apps=self.school_apps,
+            default_resource=default_resource,
+            known_resources=known_resources,
+            page_key=self.page_key,
+        )
+
+    def account_pages(self) -> AccountPages:
+        s = self.s
+        return AccountPages(
+            settings=s.settings,
+            clock=s.clock,
+            sessions=self.sessions,
+            users=s.users,
+            notices=self.notices,
+            connected_apps=PgConnectedAppStore(s.pool),
+            school_apps=self.school_apps,
+            grants=s.grants,
+            revoker=s.revoker,
+            admin_store=s.admin_store,
+            directory=self.directory,
+            activity=self.activity,
+            page_key=self.page_key,
+        )
 
 
 def _housekeeping(settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> PgHousekeeping:
@@ -331,23 +286,8 @@ def _housekeeping(settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> 
     )
 
 
-def _page_key(settings: AuthzSettings) -> bytes:
-    """MACs the CSRF tokens of forms bound to a session (web/page_forms.py)."""
-    kek, _ = _required(settings)
-    return hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest()
-
-
 def _resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:
     """The default resource (the API at BASE_URL) and every resource tokens may be for."""
     default = canonical_resource(settings.base_url) or settings.base_url
     extra = {canonical_resource(r) for r in settings.extra_resources.split()}
     return default, frozenset({default, *(r for r in extra if r)})
-
-
-def _required(settings: AuthzSettings) -> tuple[bytes, str]:
-    """The key-encryption key (decoded) and the database URL, which nothing runs without."""
-    if not settings.key_encryption_key:
-        raise ValueError("KEY_ENCRYPTION_KEY is required")
-    if not settings.database_url:
-        raise ValueError("DATABASE_URL is required")
-    return decode_kek(settings.key_encryption_key), settings.database_url
