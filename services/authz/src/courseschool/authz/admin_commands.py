@@ -59,6 +59,14 @@ def _command(group: Groups, name: str, help_text: str, action: Action) -> argpar
     return command
 
 
+def _commands_on(group: Groups, argument: tuple[str, str], *commands: tuple[str, str, str]) -> None:
+    """Commands (name, help, AdminService method) that act on the one thing `argument`
+    names (its name, its help)."""
+    name_of, help_of = argument
+    for name, help_text, method in commands:
+        _command(group, name, help_text, _by_name(method, name_of)).add_argument(name_of, help=help_of)
+
+
 def _schools(groups: Groups) -> None:
     """Schools: list, create."""
     schools = _group(groups, "schools", "schools")
@@ -84,13 +92,13 @@ def _users(groups: Groups) -> None:
     p.add_argument("--name", required=True, help="the name people see")
     p.add_argument("--role", required=True, choices=ROLES, help="what the user may grant apps (caps their scopes)")
     _password_options(p)
-    for name, help_text, method in (
+    _commands_on(
+        users,
+        ("user", "the user's id or email"),
         ("show", "show a user", "user"),
         ("disable", "disable a user and end their grants", "disable_user"),
         ("enable", "enable a user", "enable_user"),
-    ):
-        p = _command(users, name, help_text, _by_name(method, "user"))
-        p.add_argument("user", help="the user's id or email")
+    )
     p = _command(
         users,
         "set-role",
@@ -146,13 +154,13 @@ def _clients(groups: Groups) -> None:
         "remove registered and metadata-document clients that never completed a grant",
         lambda a, _: a.delete_unused_clients(),
     )
-    for name, help_text, method in (
+    _commands_on(
+        clients,
+        ("client_id", "the client's id"),
         ("show", "show a client", "client"),
         ("disable", "disable a client and end its grants", "disable_client"),
         ("delete", "delete a client and end its grants", "delete_client"),
-    ):
-        p = _command(clients, name, help_text, _by_name(method, "client_id"))
-        p.add_argument("client_id", help="the client's id")
+    )
 
 
 def _grants(groups: Groups) -> None:
@@ -168,22 +176,23 @@ def _grants(groups: Groups) -> None:
     p.add_argument("--user", help="only this user's (id or email)")
     p.add_argument("--client", help="only this client's (its id)")
     p.add_argument("--all", action="store_true", help="include revoked grants")
-    p = _command(
-        grants, "revoke", "revoke a grant (its tokens stop working at once)", lambda a, n: a.revoke_grant(n.grant_id)
+    _commands_on(
+        grants,
+        ("grant_id", "the grant's id, from grants list"),
+        ("revoke", "revoke a grant (its tokens stop working at once)", "revoke_grant"),
     )
-    p.add_argument("grant_id", help="the grant's id, from grants list")
 
 
 def _domains(groups: Groups) -> None:
     """Trusted domains: hosts whose metadata documents may list https callbacks."""
     sub = _group(groups, "domains", "trusted domains (metadata documents with https callbacks)")
     _command(sub, "list", "list trusted domains", lambda a, _: a.list_domains())
-    for name, help_text, method in (
+    _commands_on(
+        sub,
+        ("host", "a host name, such as apps.example.com"),
         ("trust", "let metadata documents on HOST list https callbacks on HOST", "trust_domain"),
         ("untrust", "hold metadata documents on HOST to loopback callbacks again", "untrust_domain"),
-    ):
-        p = _command(sub, name, help_text, _by_name(method, "host"))
-        p.add_argument("host", help="a host name, such as apps.example.com")
+    )
 
 
 def _audit(groups: Groups) -> None:
