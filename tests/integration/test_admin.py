@@ -289,3 +289,19 @@ async def test_command_line_over_the_same_service(database_url, redis_url, kek, 
         timeout=60,
     )
     assert broken.returncode == 2 and "configuration error" in broken.stderr
+
+
+async def test_an_integration_made_on_the_command_line_refreshes_unless_told_not_to(
+    database_url, redis_url, kek, admin_flow: Flow
+) -> None:
+    async def made(name: str, *extra: str) -> dict:
+        done = await asyncio.to_thread(
+            admin_cli,
+            *(database_url, redis_url, kek, "--json", "integrations", "create"),
+            *("--name", name, "--redirect-uri", HTTPS_CALLBACK, *extra),
+        )
+        assert done.returncode == 0, done.stderr
+        return msgspec.json.decode(done.stdout)
+
+    assert (await made("Partner"))["grant_types"] == ["authorization_code", "refresh_token"]
+    assert (await made("Partner Batch", "--no-refresh"))["grant_types"] == ["authorization_code"]

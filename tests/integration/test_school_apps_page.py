@@ -140,3 +140,17 @@ async def test_actions_without_the_csrf_token_or_for_another_school_change_nothi
     assert ended.status_code == 404
     assert (await Lifecycle(flow).refresh(reg, tokens["refresh_token"])).status_code == 200
     assert await flow.count("authz_school_blocks") == 0
+
+
+async def test_not_signed_in_every_route_goes_to_sign_in_and_ends_nothing(flow: Flow) -> None:
+    _, _, reg, _ = await _school_with_an_app(flow)
+    flow.client.cookies.clear()
+    back = "/oauth/signin?next=%2Foauth%2Fschool%2Fapps"
+    for path in (PAGE, f"{PAGE}/confirm?action=end-all&client_id={reg['client_id']}"):
+        sent = await flow.client.get(path)
+        assert sent.status_code == 303 and sent.headers["location"] == back, path
+    for action in ("end", "block", "unblock"):
+        sent = await flow.client.post(f"{PAGE}/{action}", data={"client_id": reg["client_id"], "csrf": "x"})
+        assert sent.status_code == 303 and sent.headers["location"] == back, action
+    assert await flow.count("authz_grants WHERE revoked_at IS NOT NULL") == 0
+    assert await flow.count("authz_school_blocks") == 0

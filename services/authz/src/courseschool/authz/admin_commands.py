@@ -124,18 +124,12 @@ def _integrations(groups: Groups) -> None:
         sub,
         "create",
         "create a confidential client with fixed callbacks; prints its secret once",
-        lambda a, n: a.create_integration(
-            name=n.name,
-            redirect_uris=n.redirect_uri,
-            scope=n.scope,
-            refresh=not n.no_refresh,
-            auth_method=n.auth_method,
-        ),
+        _by_options("create_integration", "name", "scope", "refresh", "auth_method", redirect_uris="redirect_uri"),
     )
     p.add_argument("--name", required=True, help="the name the consent page shows as verified")
     p.add_argument("--redirect-uri", action="append", required=True, help="an https callback; repeat for several")
     p.add_argument("--scope", help="the most it may ask for (space-separated)")
-    p.add_argument("--no-refresh", action="store_true", help="no refresh tokens")
+    p.add_argument("--no-refresh", dest="refresh", action="store_false", help="no refresh tokens")
     p.add_argument(
         "--auth-method",
         choices=SECRET_METHODS,
@@ -171,7 +165,7 @@ def _grants(groups: Groups) -> None:
         "list",
         "list live grants (one per sign-in), newest first: the app's name, where it was approved "
         "(address and browser) and when a token was last issued",
-        lambda a, n: a.list_grants(user=n.user, client=n.client, include_revoked=n.all),
+        _by_options("list_grants", "user", "client", include_revoked="all"),
     )
     p.add_argument("--user", help="only this user's (id or email)")
     p.add_argument("--client", help="only this client's (its id)")
@@ -202,16 +196,9 @@ def _audit(groups: Groups) -> None:
         sub,
         "list",
         "list events, newest first: what, who, from where, which client and school, when",
-        lambda a, n: a.list_actions(
-            kind=n.kind,
-            user=n.user,
-            client=n.client,
-            school=n.school,
-            action=n.event,
-            since=n.since,
-            until=n.until,
-            before=n.before,
-            limit=n.limit,
+        # `action` is the command's own default (set_defaults): the option's is `event`.
+        _by_options(
+            "list_actions", "kind", "user", "client", "school", "since", "until", "before", "limit", action="event"
         ),
     )
     p.add_argument("--kind", choices=["admin", "user", "security"], help="only events of this kind")
@@ -266,5 +253,16 @@ def _by_name(method: str, argument: str) -> Action:
 
     def action(admin: AdminService, args: argparse.Namespace) -> Awaitable[Any]:
         return getattr(admin, method)(getattr(args, argument))
+
+    return action
+
+
+def _by_options(method: str, *same: str, **renamed: str) -> Action:
+    """The action that calls AdminService.<method> with keywords from the parsed
+    options: those named as the keyword (`same`), and `keyword="option"` (`renamed`)."""
+    names = {**{name: name for name in same}, **renamed}
+
+    def action(admin: AdminService, args: argparse.Namespace) -> Awaitable[Any]:
+        return getattr(admin, method)(**{keyword: getattr(args, option) for keyword, option in names.items()})
 
     return action
