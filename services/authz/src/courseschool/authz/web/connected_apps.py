@@ -12,7 +12,6 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Request, Response, Router, get, post
-from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from courseschool.common.answers import PAGE
@@ -37,7 +36,7 @@ from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
-from .signin import SignInFirst, Viewer, signed_in_viewer, to_sign_in
+from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/apps"
 PURPOSE = "apps"  # the forms' CSRF purpose
@@ -91,11 +90,8 @@ async def _notice(request: Request[Any, Any, Any], account: AccountPages, user: 
     return None
 
 
-Signed = NamedDependency[Viewer]
-
-
 @get("/", opt=PAGE)
-async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
     done = request.query_params.get("done")
     apps = await connected_apps(account, user)
@@ -120,13 +116,13 @@ def _confirmation(account: AccountPages, viewer: Viewer, action: str, grant_id: 
 
 
 @get("/{grant_id:str}/end", opt=PAGE)
-async def confirm_end(grant_id: FromPath[str], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def confirm_end(grant_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     card = _card(await live_sign_in(account, viewer.user, grant_id))
     return _confirmation(account, viewer, "end", grant_id, card)
 
 
 @get("/{grant_id:str}/remove-app", opt=PAGE)
-async def confirm_remove_app(grant_id: FromPath[str], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def confirm_remove_app(grant_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     card = _card(await app_of(account, viewer.user, grant_id))
     return _confirmation(account, viewer, "remove-app", grant_id, card)
 
@@ -139,7 +135,7 @@ async def _checked(request: Request[Any, Any, Any], account: AccountPages, viewe
 
 @post("/{grant_id:str}/remove", opt=PAGE)
 async def end_sign_in_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
     await end_sign_in(account, await _checked(request, account, viewer), grant_id)
@@ -148,7 +144,7 @@ async def end_sign_in_submit(
 
 @post("/{grant_id:str}/remove-app", opt=PAGE)
 async def remove_app_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
     await remove_app(account, await _checked(request, account, viewer), grant_id)
@@ -156,7 +152,9 @@ async def remove_app_submit(
 
 
 @post("/remove-all", opt=PAGE)
-async def remove_all_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def remove_all_submit(
+    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     await remove_all(account, await _checked(request, account, viewer))
     return see_other(f"{PATH}?done=removed-all")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, Router, get, post
-from litestar.di import NamedDependency
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
@@ -23,7 +22,7 @@ from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
-from .signin import SignInFirst, Viewer, signed_in_viewer, to_sign_in
+from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/school/apps"
 PURPOSE = "school-apps"  # the forms' CSRF purpose
@@ -31,11 +30,10 @@ ACTIONS = ("end-person", "end-all", "block")
 DONE = ("ended", "ended-all", "blocked", "unblocked")
 
 
-Signed = NamedDependency[Viewer]
-
-
 @get("/", opt=PAGE)
-async def school_apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def school_apps_page(
+    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
     apps, blocked = await school_apps(account, user)
     done = request.query_params.get("done")
@@ -64,7 +62,7 @@ async def school_apps_page(request: Request[Any, Any, Any], account: AccountPage
 
 
 @get("/confirm", opt=PAGE)
-async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
     query = request.query_params
     action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
@@ -95,7 +93,9 @@ async def _checked(
 
 
 @post("/end", opt=PAGE)
-async def end_access_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def end_access_submit(
+    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     person = fields.get("person") or None
     await end_access(account, user, fields.get("client_id", ""), person)
@@ -103,14 +103,14 @@ async def end_access_submit(request: Request[Any, Any, Any], account: AccountPag
 
 
 @post("/block", opt=PAGE)
-async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await block(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=blocked")
 
 
 @post("/unblock", opt=PAGE)
-async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: Signed) -> Response[Any]:
+async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await unblock(account, user, fields.get("client_id", ""))
     return see_other(f"{PATH}?done=unblocked")

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
@@ -41,6 +41,9 @@ class Viewer(NamedTuple):
 
     session_id: str
     user: User
+
+
+SignedIn = NamedDependency[Viewer]  # an account page's `viewer`
 
 
 class SignInFirst(Exception):
