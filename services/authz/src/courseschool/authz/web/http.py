@@ -12,7 +12,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 
 from courseschool.common.errors import InvalidRequestError
-from courseschool.common.web import check_internal, json_response, no_store_json
+from courseschool.common.web import json_response, no_store_json
 
 from ..families import AccountPages, Administration, Internal, Registration, SignInPages, Tokens
 from .user_agent import short_user_agent
@@ -97,7 +97,6 @@ __all__ = [
     "RegistrationDep",
     "SignInPagesDep",
     "TokensDep",
-    "check_internal",
     "client_agent",
     "client_ip",
     "form_params",
