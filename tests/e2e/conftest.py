@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,34 +25,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 
 from ..support.deployment import REPO
 from ..support.net import free_port
+from ..support.serving import PLATFORM_ENV, spawn, stop, tail, wait_until_answering
 
 DEMO_EMAIL = "e2e-owner@example.test"
 DEMO_PASSWORD = "e2e correct horse battery staple"
 READY_TIMEOUT = 90.0  # a bound, not a wait: start-up competes with the other xdist workers
 STOP_TIMEOUT = 15.0
 
-# Settings the platform reads from the environment; the test decides every one of them.
-_PLATFORM_ENV = (
-    "DATABASE_URL",
-    "REDIS_URL",
-    "BASE_URL",
-    "DEMO_EMAIL",
-    "DEMO_PASSWORD",
-    "KEY_ENCRYPTION_KEY",
-    "DATA_DIR",
-    "LOG_FORMAT",
-    "LOG_LEVEL",
-    "INTERNAL_TOKEN",
-    "HOST",
-    "PORT",
-    "FORWARDED_ALLOW_IPS",
-    "DEV",
-)
+_PLATFORM_ENV = PLATFORM_ENV  # the settings a test decides (tests/support/serving.py)
 
 
 @dataclass(frozen=True)
@@ -71,19 +54,11 @@ class Platform:
 
 
 def _tail(path: Path, limit: int = 8000) -> str:
-    text = path.read_text(errors="replace") if path.exists() else ""
-    return text[-limit:]
+    return tail(path, limit)
 
 
 def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGINT) -> None:
-    if process.poll() is not None:
-        return
-    process.send_signal(sig)
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    stop(process, sig, timeout=STOP_TIMEOUT)
 
 
 @pytest.fixture(scope="session")
@@ -145,31 +120,9 @@ def running_platform(
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # tests.support
     )
     env.update(extra_env or {})
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", *command, "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    process = spawn([sys.executable, "-m", *command, "--port", str(port)], env, log_path)
     try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        last = "no answer yet"
-        while True:
-            code = process.poll()
-            if code is not None:
-                pytest.fail(f"the platform exited early with status {code}:\n{_tail(log_path)}")
-            try:
-                response = httpx.get(f"{address}/readyz", timeout=2.0)
-                if response.status_code == 200:
-                    break
-                last = f"{response.status_code} {response.text[:300]}"
-            except httpx.HTTPError as exc:
-                last = repr(exc)
-            if time.monotonic() > deadline:
-                pytest.fail(f"the platform was not ready after {READY_TIMEOUT:.0f} s ({last}):\n{_tail(log_path)}")
-            time.sleep(0.2)
+        wait_until_answering(process, f"{address}/readyz", log_path, timeout=READY_TIMEOUT, what="the platform")
         yield Platform(
             base_url=base_url,
             email=DEMO_EMAIL,

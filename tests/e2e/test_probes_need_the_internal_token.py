@@ -11,9 +11,7 @@ import contextlib
 import os
 import secrets
 import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +19,8 @@ import httpx
 import pytest
 
 from ..support.net import free_port
-from .conftest import READY_TIMEOUT, Platform, _stop, _tail
+from ..support.serving import spawn, wait_until_answering
+from .conftest import READY_TIMEOUT, Platform, _stop
 
 PROBES = ("/healthz", "/readyz", "/metrics")
 
@@ -36,18 +35,16 @@ def asgi_all_in_one(env: dict[str, str], log_path: Path, token: str) -> Iterator
         *("--host", "127.0.0.1", "--port", str(port)),
         "courseschool.platform.asgi:app",
     ]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    process = spawn(command, env, log_path)
     try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            assert process.poll() is None, f"the ASGI app exited early:\n{_tail(log_path)}"
-            with contextlib.suppress(httpx.HTTPError):
-                ready = httpx.get(f"{base}/readyz", headers={"Authorization": f"Bearer {token}"}, timeout=2.0)
-                if ready.status_code == 200:
-                    break
-            assert time.monotonic() < deadline, f"not ready:\n{_tail(log_path)}"
-            time.sleep(0.2)
+        wait_until_answering(
+            process,
+            f"{base}/readyz",
+            log_path,
+            timeout=READY_TIMEOUT,
+            what="the ASGI app",
+            headers={"Authorization": f"Bearer {token}"},
+        )
         yield base
     finally:
         _stop(process, signal.SIGTERM)

@@ -22,7 +22,11 @@ import psutil
 import pytest
 
 from ..support.net import free_port
-from .conftest import _PLATFORM_ENV, Platform, _stop, _tail
+from ..support.serving import PLATFORM_ENV as _PLATFORM_ENV
+from ..support.serving import platform_command, spawn
+from ..support.serving import stop as _stop
+from ..support.serving import tail as _tail
+from .conftest import Platform
 from .test_stop_signals_stop_embedded_servers import _embedded, _wait_ready
 
 
@@ -44,15 +48,7 @@ def test_run_prints_how_to_read_its_metrics_and_follows_port_without_warnings(da
     env.pop("XDG_RUNTIME_DIR", None)  # as in a container, `su`, cron or CI
     env.update(DATA_DIR=str(data_dir), PORT=str(port), PYTHONUNBUFFERED="1")
     log_path = tmp_path / "run.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "courseschool.platform", "run"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    process = spawn(platform_command(), env, log_path, new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(process, base, log_path)

@@ -12,7 +12,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import httpx
 import pytest
 
 from ..support.net import free_port
+from ..support.serving import spawn, wait_until_answering
 from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _stop, _tail
 
 CALLBACK = "http://127.0.0.1:9/callback"
@@ -33,23 +33,10 @@ def serving(
     stopped with SIGTERM, as Kubernetes stops it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", f"courseschool.{package}", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env={**env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    command = [sys.executable, "-m", f"courseschool.{package}", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = spawn(command, {**env, "LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}, log_path)
     try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            assert process.poll() is None, f"{package} exited early:\n{_tail(log_path)}"
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}{probe}", timeout=2.0).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, f"{package} did not answer {probe}:\n{_tail(log_path)}"
-            time.sleep(0.2)
+        wait_until_answering(process, f"{base}{probe}", log_path, timeout=READY_TIMEOUT, what=package)
         yield base, process
     finally:
         _stop(process, signal.SIGTERM)

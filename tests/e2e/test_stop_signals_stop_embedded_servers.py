@@ -13,18 +13,17 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psutil
 import pytest
 
 from ..support.net import free_port
-from .conftest import _PLATFORM_ENV, _tail
+from ..support.serving import PLATFORM_ENV, platform_command, spawn, wait_until_answering
+from ..support.serving import tail as _tail
 
 # pytest-xdist: one worker: one data folder (initdb once) for every start of the module.
 pytestmark = pytest.mark.xdist_group("stop-signals")
@@ -71,17 +70,10 @@ def _name(process: psutil.Process) -> str:
 @contextlib.contextmanager
 def _platform(folder: Path, log_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV and not k.startswith("RATE_")}
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV and not k.startswith("RATE_")}
     env.update(DATA_DIR=str(folder), LOG_FORMAT="json", PYTHONUNBUFFERED="1")
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # a failed test kills granian's worker with it
-        )
+    # A session of its own: a failed test kills granian's worker with it.
+    process = spawn(platform_command(port), env, log_path, new_session=True)
     try:
         yield process, f"http://127.0.0.1:{port}"
     finally:
@@ -91,14 +83,7 @@ def _platform(folder: Path, log_path: Path) -> Iterator[tuple[subprocess.Popen[b
 
 
 def _wait_ready(process: subprocess.Popen[bytes], base: str, log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        assert process.poll() is None, f"exited early:\n{_tail(log_path)}"
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/readyz", timeout=2.0).status_code == 200:
-                return
-        assert time.monotonic() < deadline, f"not ready:\n{_tail(log_path)}"
-        time.sleep(0.3)
+    wait_until_answering(process, f"{base}/readyz", log_path, timeout=START_TIMEOUT, what="the platform")
 
 
 def _stopped(process: subprocess.Popen[bytes], servers: list[psutil.Process], log_path: Path) -> None:

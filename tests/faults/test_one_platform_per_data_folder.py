@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 from courseschool.platform.instance import InstanceRefused, claim
 
 from ..support.net import free_port
+from ..support.serving import platform_command, spawn, stop, wait_until_answering
 from .servers import server_folder
 
 READY_TIMEOUT = 90.0
@@ -41,7 +41,7 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 
 def _command(port: int) -> list[str]:
-    return [sys.executable, "-m", "courseschool.platform", "run", "--port", str(port)]
+    return platform_command(port)
 
 
 def _tail(path: Path) -> str:
@@ -51,28 +51,14 @@ def _tail(path: Path) -> str:
 @contextlib.contextmanager
 def _platform(data_dir: Path, port: int, log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """`run` with embedded servers in `data_dir`, until /readyz answers; Ctrl-C after."""
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            _command(port), env=_env(data_dir), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
+    process = spawn(_command(port), _env(data_dir), log_path)
     try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            assert process.poll() is None, f"exited early:\n{_tail(log_path)}"
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2.0).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, f"not ready:\n{_tail(log_path)}"
-            time.sleep(0.3)
+        wait_until_answering(
+            process, f"http://127.0.0.1:{port}/readyz", log_path, timeout=READY_TIMEOUT, what="the platform"
+        )
         yield process
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        stop(process, signal.SIGINT, timeout=STOP_TIMEOUT)
 
 
 def _refused(data_dir: Path, port: int) -> subprocess.CompletedProcess[str]:

@@ -31,6 +31,7 @@ import redis.asyncio as aioredis
 
 from ..support.deployment import documented_granian_commands
 from ..support.net import free_port
+from ..support.serving import spawn, stop, wait_until_answering
 from .servers import OwnRedis, server_folder
 
 READY_TIMEOUT = 60.0
@@ -72,30 +73,22 @@ def _environment(database_url: str, redis_url: str, kek: str, token: str, base: 
 
 @contextlib.contextmanager
 def _running(command: list[str], env: dict[str, str], base: str, log_path: Path, headers: dict[str, str]):
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-        )
+    process = spawn(command, env, log_path, new_session=True)
     server = Server(base=base, process=process, log_path=log_path, headers=headers)
     try:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            assert process.poll() is None, f"exited early:\n{server.tail()}"
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/healthz", headers=headers, timeout=2.0).status_code == 200:
-                    if len(server.workers()) == 2:
-                        break
-            assert time.monotonic() < deadline, f"not up with two workers:\n{server.tail()}"
-            time.sleep(0.2)
+        # Up means answering with both workers started.
+        wait_until_answering(
+            process,
+            f"{base}/healthz",
+            log_path,
+            timeout=READY_TIMEOUT,
+            what="the server (two workers)",
+            headers=headers,
+            also=lambda: len(server.workers()) == 2,
+        )
         yield server
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
+        stop(process, signal.SIGTERM, timeout=STOP_TIMEOUT, group=True)
 
 
 @pytest.fixture(scope="module")
