@@ -36,8 +36,6 @@ DEMO_PASSWORD = "e2e correct horse battery staple"
 READY_TIMEOUT = 90.0  # a bound, not a wait: start-up competes with the other xdist workers
 STOP_TIMEOUT = 15.0
 
-_PLATFORM_ENV = PLATFORM_ENV  # the settings a test decides (tests/support/serving.py)
-
 
 @dataclass(frozen=True)
 class Platform:
@@ -51,14 +49,6 @@ class Platform:
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
-
-
-def _tail(path: Path, limit: int = 8000) -> str:
-    return tail(path, limit)
-
-
-def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGINT) -> None:
-    stop(process, sig, timeout=STOP_TIMEOUT)
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +89,7 @@ def running_platform(
     address = f"http://127.0.0.1:{port}"
     base_url = base_url or address
     log_path = data_dir / "platform.log"
-    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV}
     env.update(
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
@@ -133,9 +123,9 @@ def running_platform(
             internal_token=internal_token,
         )
         # A crash during the tests must not pass unnoticed.
-        assert process.poll() is None, f"the platform died during the tests:\n{_tail(log_path)}"
+        assert process.poll() is None, f"the platform died during the tests:\n{tail(log_path)}"
     finally:
-        _stop(process)
+        stop(process, signal.SIGINT, timeout=STOP_TIMEOUT)
 
 
 def admin_cli(database_url: str, redis_url: str, kek: str, *args: str) -> str:

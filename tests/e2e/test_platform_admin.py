@@ -20,7 +20,7 @@ import msgspec
 import psutil
 import pytest
 
-from .conftest import _PLATFORM_ENV, _tail
+from ..support.serving import PLATFORM_ENV, tail
 from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
 
 
@@ -37,7 +37,7 @@ def data_dir() -> Iterator[Path]:
 
 
 def _admin(folder: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV}
     env.update(DATA_DIR=str(folder))
     return subprocess.run(
         [sys.executable, "-m", "courseschool.platform", "admin", *args],
@@ -55,7 +55,7 @@ def test_admin_works_against_a_running_run_and_says_so_when_none_runs(data_dir: 
         _wait_ready(process, base, log_path)
         running = data_dir / "running.json"
         assert stat.S_IMODE(running.stat().st_mode) == 0o600
-        assert "Development limits" in _tail(log_path) and "RATE_TOKEN_PER_IP 3000/60" in _tail(log_path)
+        assert "Development limits" in tail(log_path) and "RATE_TOKEN_PER_IP 3000/60" in tail(log_path)
         schools = _admin(data_dir, "--json", "schools", "list")
         assert schools.returncode == 0, schools.stderr
         assert "demo" in [s["slug"] for s in msgspec.json.decode(schools.stdout)]

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from ..support.net import free_port
-from ..support.serving import spawn, wait_until_answering
-from .conftest import READY_TIMEOUT, Platform, _stop
+from ..support.serving import spawn, stop, wait_until_answering
+from .conftest import READY_TIMEOUT, Platform
 
 PROBES = ("/healthz", "/readyz", "/metrics")
 
@@ -47,7 +47,7 @@ def asgi_all_in_one(env: dict[str, str], log_path: Path, token: str) -> Iterator
         )
         yield base
     finally:
-        _stop(process, signal.SIGTERM)
+        stop(process, signal.SIGTERM)
 
 
 def _refused(response: httpx.Response) -> bool:

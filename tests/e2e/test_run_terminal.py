@@ -22,10 +22,7 @@ import psutil
 import pytest
 
 from ..support.net import free_port
-from ..support.serving import PLATFORM_ENV as _PLATFORM_ENV
-from ..support.serving import platform_command, spawn
-from ..support.serving import stop as _stop
-from ..support.serving import tail as _tail
+from ..support.serving import PLATFORM_ENV, platform_command, spawn, stop, tail
 from .conftest import Platform
 from .test_stop_signals_stop_embedded_servers import _embedded, _wait_ready
 
@@ -44,7 +41,7 @@ def data_dir() -> Iterator[Path]:
 
 def test_run_prints_how_to_read_its_metrics_and_follows_port_without_warnings(data_dir: Path, tmp_path: Path) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV and not k.startswith("RATE_")}
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV and not k.startswith("RATE_")}
     env.pop("XDG_RUNTIME_DIR", None)  # as in a container, `su`, cron or CI
     env.update(DATA_DIR=str(data_dir), PORT=str(port), PYTHONUNBUFFERED="1")
     log_path = tmp_path / "run.log"
@@ -52,7 +49,7 @@ def test_run_prints_how_to_read_its_metrics_and_follows_port_without_warnings(da
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(process, base, log_path)
-        output = _tail(log_path, 50_000)
+        output = tail(log_path, 50_000)
         assert f"Course School is running at {base}\n" in output  # PORT moved the public origin too
         issuer = httpx.get(f"{base}/.well-known/oauth-authorization-server", timeout=10).json()["issuer"]
         assert issuer == base
@@ -80,8 +77,8 @@ def test_run_prints_how_to_read_its_metrics_and_follows_port_without_warnings(da
             os.killpg(process.pid, signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(30)
-        _stop(process, signal.SIGKILL)
-    output = _tail(log_path, 50_000)
+        stop(process, signal.SIGKILL)
+    output = tail(log_path, 50_000)
     assert "RuntimeDirWarning" not in output and "XDG_RUNTIME_DIR" not in output, output
 
 
@@ -92,7 +89,7 @@ def test_a_token_the_operator_set_is_not_printed(platform: Platform) -> None:
 
 
 def test_run_help_describes_every_option_and_setting() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in _PLATFORM_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV}
     shown = subprocess.run(
         [sys.executable, "-m", "courseschool.platform", "run", "--help"],
         env=env,

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from ..support.net import free_port
-from ..support.serving import spawn, wait_until_answering
-from .conftest import READY_TIMEOUT, STOP_TIMEOUT, _stop, _tail
+from ..support.serving import spawn, stop, tail, wait_until_answering
+from .conftest import READY_TIMEOUT, STOP_TIMEOUT
 
 CALLBACK = "http://127.0.0.1:9/callback"
 
@@ -39,7 +39,7 @@ def serving(
         wait_until_answering(process, f"{base}{probe}", log_path, timeout=READY_TIMEOUT, what=package)
         yield base, process
     finally:
-        _stop(process, signal.SIGTERM)
+        stop(process, signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -92,7 +92,7 @@ def test_trusted_proxy_header_sets_the_address_the_limits_count(database_url, re
         keys = httpx.get(f"{base}/api/oauth/jwks", headers={"X-Request-ID": "serve-trace-1"}, timeout=10.0)
         assert keys.status_code == 200 and keys.headers["x-request-id"] == "serve-trace-1"
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(tmp_path / "authz.log")
+        assert process.wait(timeout=STOP_TIMEOUT) == 0, tail(tmp_path / "authz.log")
     log = (tmp_path / "authz.log").read_text()
     assert "Granian shutdown completed" in log
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
@@ -143,5 +143,5 @@ def test_discovery_needs_no_database(redis_url, tmp_path) -> None:
         ready = httpx.get(f"{base}/readyz", timeout=10.0)
         assert ready.status_code in (200, 503) and "checks" in ready.json()
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=STOP_TIMEOUT) == 0, _tail(log_path)
-    assert "DATABASE_URL" not in _tail(log_path)
+        assert process.wait(timeout=STOP_TIMEOUT) == 0, tail(log_path)
+    assert "DATABASE_URL" not in tail(log_path)

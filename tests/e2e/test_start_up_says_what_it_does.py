@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .conftest import _tail
+from ..support.serving import tail
 from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
 
 READY_LINE = re.compile(
@@ -48,8 +48,8 @@ def _started(folder: Path, log_path: Path) -> str:
         _wait_ready(process, base, log_path)
         servers = _embedded(folder)
         deadline = time.monotonic() + PRINTED_WITHIN
-        while not READY_LINE.search(_tail(log_path)):
-            assert time.monotonic() < deadline, f"no ready line:\n{_tail(log_path)}"
+        while not READY_LINE.search(tail(log_path)):
+            assert time.monotonic() < deadline, f"no ready line:\n{tail(log_path)}"
             time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         _stopped(process, servers, log_path)

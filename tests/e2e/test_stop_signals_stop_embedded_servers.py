@@ -22,8 +22,7 @@ import psutil
 import pytest
 
 from ..support.net import free_port
-from ..support.serving import PLATFORM_ENV, platform_command, spawn, wait_until_answering
-from ..support.serving import tail as _tail
+from ..support.serving import PLATFORM_ENV, platform_command, spawn, tail, wait_until_answering
 
 # pytest-xdist: one worker: one data folder (initdb once) for every start of the module.
 pytestmark = pytest.mark.xdist_group("stop-signals")
@@ -88,7 +87,7 @@ def _wait_ready(process: subprocess.Popen[bytes], base: str, log_path: Path) -> 
 
 def _stopped(process: subprocess.Popen[bytes], servers: list[psutil.Process], log_path: Path) -> None:
     code = process.wait(timeout=EXIT_TIMEOUT)
-    assert code == 0, f"exit {code}:\n{_tail(log_path)}"
+    assert code == 0, f"exit {code}:\n{tail(log_path)}"
     _, alive = psutil.wait_procs(servers, timeout=10)
     assert not alive, f"still running after the platform exited: {[(p.pid, _name(p)) for p in alive]}"
 
@@ -112,8 +111,8 @@ def test_a_stop_signal_during_start_up_stops_what_was_started(data_dir: Path, tm
     with _platform(data_dir, log_path) as (process, _):
         deadline = time.monotonic() + START_TIMEOUT
         while not (servers := _embedded(data_dir)):
-            assert process.poll() is None, f"exited early:\n{_tail(log_path)}"
-            assert time.monotonic() < deadline, f"no embedded server started:\n{_tail(log_path)}"
+            assert process.poll() is None, f"exited early:\n{tail(log_path)}"
+            assert time.monotonic() < deadline, f"no embedded server started:\n{tail(log_path)}"
             time.sleep(0.05)
         process.send_signal(signal.SIGTERM)
         _stopped(process, servers, log_path)
