@@ -5,35 +5,25 @@ prints its development-sized limits."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
-import psutil
 import pytest
 
 from ..support.serving import PLATFORM_ENV, tail
-from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _data_folder, _embedded, _platform, _stopped, _wait_ready
 
 
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="cs-platform-admin-"))
-    try:
+    with _data_folder("cs-platform-admin-") as folder:
         yield folder
-    finally:
-        for process in _embedded(folder):
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _admin(folder: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

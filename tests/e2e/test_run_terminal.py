@@ -8,35 +8,26 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import msgspec
-import psutil
 import pytest
 
 from ..support.net import free_port
 from ..support.serving import PLATFORM_ENV, platform_command, spawn, stop, tail
 from .conftest import Platform
-from .test_stop_signals_stop_embedded_servers import _embedded, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _data_folder, _wait_ready
 
 
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="cs-run-terminal-"))
-    try:
+    with _data_folder("cs-run-terminal-") as folder:
         yield folder
-    finally:
-        for process in _embedded(folder):
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_run_prints_how_to_read_its_metrics_and_follows_port_without_warnings(data_dir: Path, tmp_path: Path) -> None:

@@ -6,20 +6,16 @@ time to ready with what took it; counted from `make run` too when it says when i
 
 from __future__ import annotations
 
-import contextlib
 import re
-import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from ..support.serving import tail
-from .test_stop_signals_stop_embedded_servers import _embedded, _platform, _stopped, _wait_ready
+from .test_stop_signals_stop_embedded_servers import _data_folder, _embedded, _platform, _stopped, _wait_ready
 
 READY_LINE = re.compile(
     r"^  Ready in (?P<ready>\d+\.\d) s \(starting Python and the code \d+\.\d s, "
@@ -32,14 +28,8 @@ PRINTED_WITHIN = 15.0  # the line follows the first 200 from /readyz; a bound, n
 
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="cs-start-up-"))
-    try:
+    with _data_folder("cs-start-up-") as folder:
         yield folder
-    finally:
-        for process in _embedded(folder):
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _started(folder: Path, log_path: Path) -> str:

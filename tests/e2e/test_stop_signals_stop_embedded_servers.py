@@ -34,7 +34,15 @@ EXIT_TIMEOUT = 40.0  # granian's worker grace (20 s) plus stopping both servers 
 def data_dir() -> Iterator[Path]:
     """One data folder for every start (initdb once); outside pytest's temporary directory,
     which is closed to PostgreSQL's own user when the tests run as root (tests/faults/servers.py)."""
-    folder = Path(tempfile.mkdtemp(prefix="cs-stop-signals-"))
+    with _data_folder("cs-stop-signals-") as folder:
+        yield folder
+
+
+@contextlib.contextmanager
+def _data_folder(prefix: str) -> Iterator[Path]:
+    """A new data folder for `run`; afterwards the embedded servers still running on it
+    (a failed test's) are killed and the folder removed."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         yield folder
     finally:
