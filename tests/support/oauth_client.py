@@ -197,6 +197,20 @@ class Human:
         assert final.status_code == 303, final.text
         return final.headers["location"]
 
+    async def sign_in(self, *, email: str, password: str, next_page: str = "/oauth/apps") -> str:
+        """Sign in on the account pages' own sign-in page (no app asking), as a person who
+        opens `next_page` does; the session cookie stays in this browser. Its value."""
+        form = await self.client.get(self._abs(f"/oauth/signin?{urlencode({'next': next_page})}"))
+        assert form.status_code == 200, form.text
+        done = await self.client.post(
+            self._abs("/oauth/signin"),
+            data={"csrf": self._csrf(form), "email": email, "password": password, "next": next_page},
+        )
+        assert done.status_code == 303 and done.headers["location"] == next_page, done.text
+        session = [c.value for c in self.client.cookies.jar if c.name.endswith("cs_session")]
+        assert session, "no session cookie after signing in"
+        return session[-1]
+
     async def follow_to_callback(self, location: str) -> httpx.Response:
         """What the browser does with the final redirect: load the app's loopback page."""
         response = await self.client.get(location)
