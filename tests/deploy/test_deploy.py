@@ -34,6 +34,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
+from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
@@ -596,10 +597,11 @@ def test_dockerfile_shape():
         "8001",
     ]
     # The build context is the repository root; the ignore file next to the Dockerfile
-    # must let in everything the Dockerfile copies.
-    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text()
+    # must let in everything the Dockerfile copies (the file or folder, or a folder it is in).
+    let_in = {line[1:] for line in (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines() if line[:1] == "!"}
     for src in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
-        assert f"!{src.removeprefix('./').rstrip('/')}" in ignore, src
+        path = PurePosixPath(src.removeprefix("./").rstrip("/"))
+        assert {str(path), *map(str, path.parents)} & let_in, src
 
 
 def _lock() -> dict[str, str]:
