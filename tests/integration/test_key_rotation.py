@@ -190,3 +190,26 @@ async def test_a_token_verified_before_is_refused_once_its_key_is_gone(flow: Flo
     await service.keys.maintain()
     assert unverified_header(token)["kid"] not in await _kids(flow)
     assert await life.userinfo_status(token) == 401
+
+
+async def test_a_reload_takes_again_the_keys_of_unchanged_rows_and_imports_new_ones(flow: Flow) -> None:
+    """Importing an RSA key checks it (tens of milliseconds): a reload takes again the
+    keys the previous load imported for rows that did not change, and imports the key an
+    immediate rotation made active; tokens are signed with it at once."""
+    await _fresh_keys(flow)
+    service = _service(flow.client)
+    first = service.keys.ring
+    await service.keys.reload()
+    second = service.keys.ring
+    assert second is not first and second.imported.keys() == first.imported.keys()
+    for kid, (_, key) in first.imported.items():
+        assert second.imported[kid][1] is key
+    old_rsa = first.active_kid("RS256")
+    assert await service.keys.store.rotate_now("RS256", immediate=True) == ["RS256:create_next", "RS256:promote_next"]
+    await service.keys.reload()
+    third = service.keys.ring
+    new_rsa = third.active_kid("RS256")
+    assert new_rsa not in (None, old_rsa) and old_rsa not in third.imported
+    assert third.imported[third.active_kid("ES256")][1] is first.imported[first.active_kid("ES256")][1]
+    tokens = await flow.tokens()
+    assert unverified_header(tokens["id_token"])["kid"] == new_rsa

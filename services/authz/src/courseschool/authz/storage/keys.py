@@ -8,6 +8,7 @@ under a transaction-scoped advisory lock, so one replica at a time takes them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import asyncpg
@@ -70,11 +71,22 @@ class KeyRing:
     """The loaded keys: the active private key per algorithm, and the public JWKS."""
 
     def __init__(
-        self, rows: list[asyncpg.Record], encryptor: KeyEncryptor, *, issuer: str, clock: Clock, policy: RotationPolicy
+        self,
+        rows: list[asyncpg.Record],
+        encryptor: KeyEncryptor,
+        *,
+        issuer: str,
+        clock: Clock,
+        policy: RotationPolicy,
+        earlier: Mapping[str, tuple[bytes, SigningKey]] | None = None,
     ) -> None:
+        """`earlier`: the previous load's `imported`, whose keys are taken again for rows
+        that did not change."""
         self._issuer = issuer
         self._clock = clock
         self._active: dict[str, SigningKey] = {}
+        # kid -> (the sealed private JWK as stored, the key imported from it)
+        self.imported: dict[str, tuple[bytes, SigningKey]] = {}
         self.activated: dict[str, int] = {}  # alg -> when its active key began signing
         self._public: list[dict[str, Any]] = []
         now = clock.now()
@@ -84,12 +96,9 @@ class KeyRing:
                 self._public.append(row["public_jwk"])
             if info.state == "active":
                 self.activated[info.alg] = info.activated_at or info.created_at
-                try:
-                    self._active[info.alg] = SigningKey(encryptor.open(info.kid, row["private_jwk"]))
-                except InvalidTag:
-                    raise KeyDecryptionError(
-                        f"signing key {info.kid} cannot be opened with this KEY_ENCRYPTION_KEY"
-                    ) from None
+                self._active[info.alg] = self._signing_key(
+                    info.kid, bytes(row["private_jwk"]), encryptor, earlier or {}
+                )
         self._key_set = key_set(self._public) if self._public else None
         # Introspection and UserInfo see the same tokens again and again: their
         # signature is checked once per key load (common.jose.VerifiedTokens).
@@ -98,6 +107,24 @@ class KeyRing:
         )
         # The JWKS document, serialised once per load: every client and resource server fetches it.
         self.jwks = held(msgspec.json.encode({"keys": self._public}))
+
+    def _signing_key(
+        self, kid: str, sealed: bytes, encryptor: KeyEncryptor, earlier: Mapping[str, tuple[bytes, SigningKey]]
+    ) -> SigningKey:
+        """The key the previous load imported when its row is byte for byte the same:
+        importing an RSA key checks it, tens of milliseconds, and every reload (each
+        KEY_RELOAD_INTERVAL, each announced rotation, each new subscription) would pay it
+        again for a key that did not change. Else opened and imported now."""
+        before = earlier.get(kid)
+        if before is not None and before[0] == sealed:
+            key = before[1]
+        else:
+            try:
+                key = SigningKey(encryptor.open(kid, sealed))
+            except InvalidTag:
+                raise KeyDecryptionError(f"signing key {kid} cannot be opened with this KEY_ENCRYPTION_KEY") from None
+        self.imported[kid] = (sealed, key)
+        return key
 
     def active_kid(self, alg: str) -> str | None:
         key = self._active.get(alg)
@@ -134,10 +161,15 @@ class PgKeyStore:
         self._issuer = issuer
         self._clock = clock
         self.policy = policy
+        self._imported: dict[str, tuple[bytes, SigningKey]] = {}  # the last load's (KeyRing.imported)
 
     async def load(self) -> KeyRing:
         rows = await self._pool.fetch(_LIST)
-        return KeyRing(rows, self._encryptor, issuer=self._issuer, clock=self._clock, policy=self.policy)
+        ring = KeyRing(
+            rows, self._encryptor, issuer=self._issuer, clock=self._clock, policy=self.policy, earlier=self._imported
+        )
+        self._imported = ring.imported  # only the active keys of this load: nothing accumulates
+        return ring
 
     async def infos(self) -> list[KeyInfo]:
         return [_info(r) for r in await self._pool.fetch(_LIST)]
