@@ -106,6 +106,9 @@ def running_platform(
         RATE_TOKEN_PER_CLIENT="10000/60",
         RATE_LOGIN_PER_IP="10000/60",
         RATE_AUTHORIZE_PER_IP="10000/60",
+        RATE_LOGOUT_PER_IP="10000/60",
+        RATE_CLIENT_CONFIGURATION_PER_IP="10000/60",
+        RATE_CLIENT_CONFIGURATION_PER_CLIENT="10000/60",
         INTERNAL_TOKEN=internal_token,
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # tests.support
     )
