@@ -10,7 +10,9 @@ from typing import Any
 
 import msgspec
 
-from courseschool.common.redis import create_redis
+from courseschool.authz.storage.revocations import PgRedisRevoker
+from courseschool.common.clock import SystemClock
+from courseschool.common.redis import create_redis, deployment_channel
 from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
 from courseschool.resource_api.auth.revocation_feed import RevocationFeed
 
@@ -33,7 +35,7 @@ async def _until(condition: Callable[[], bool], within: float) -> bool:
 async def _revoke(redis_client, jti: str) -> None:
     """What the authorization server does for a revoked access token: a key, then a message."""
     await redis_client.set(jti_key(jti), 1, ex=600)
-    await redis_client.publish(CHANNEL, msgspec.json.encode(RevocationEvent(jti=jti)))
+    await redis_client.publish(deployment_channel(redis_client, CHANNEL), msgspec.json.encode(RevocationEvent(jti=jti)))
 
 
 @contextlib.asynccontextmanager
@@ -88,3 +90,46 @@ async def test_a_closed_connection_is_distrusted_at_once_and_the_feed_comes_back
         proxy.release_new_connections()
         assert await feed.wait_healthy(10.0)
         assert feed.revoked(Token(jti="while-away"))
+
+
+def _on_database(redis_url: str, db: int) -> str:
+    base, _, _ = redis_url.rpartition("/")
+    return f"{base}/{db}"
+
+
+async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_client, db_pool) -> None:
+    """Two deployments on one Redis server, each in its own database: pub/sub ignores
+    databases, so without a channel of its own each would clear its token cache on
+    every revocation of the other (and keep the other's grant ids in its revoked set)."""
+    own_db = int(redis_client.connection_pool.connection_kwargs.get("db", 0))
+    other_db = (own_db + 1) % 16  # only subscribed to, never written: whoever uses it loses nothing
+    feeds: dict[str, RevocationFeed] = {}
+    changes = {"own": 0, "other": 0}
+
+    def counting(name: str):
+        def changed() -> None:
+            changes[name] += 1
+
+        return changed
+
+    clients = {"own": create_redis(redis_url), "other": create_redis(_on_database(redis_url, other_db))}
+    try:
+        for name, client in clients.items():
+            feeds[name] = RevocationFeed(client, on_change=counting(name))
+            feeds[name].start()
+            assert await feeds[name].wait_healthy()
+        before = dict(changes)
+        revoker = PgRedisRevoker(db_pool, redis_client, access_token_ttl=600, clock=SystemClock())
+        await revoker.announce_ended("7f1d7a52-3c1e-4c55-9a53-0c0ffee00001", reason="revoked_by_user")
+
+        assert await _until(lambda: feeds["own"].revoked(Token(grant_id="7f1d7a52-3c1e-4c55-9a53-0c0ffee00001")), 2.0)
+        assert changes["own"] == before["own"] + 1
+        await asyncio.sleep(0.3)  # time enough for a message on the same server to arrive
+        assert not feeds["other"].revoked(Token(grant_id="7f1d7a52-3c1e-4c55-9a53-0c0ffee00001"))
+        assert changes["other"] == before["other"], "the other deployment cleared its cache"
+    finally:
+        for feed in feeds.values():
+            await feed.stop()
+        for client in clients.values():
+            await client.aclose()
+        await redis_client.delete("revoked:grant:7f1d7a52-3c1e-4c55-9a53-0c0ffee00001")

@@ -33,7 +33,7 @@ from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.errors import TemporarilyUnavailableError
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import SIGNING_KEY_ACTIVATED
-from courseschool.common.redis import create_redis
+from courseschool.common.redis import create_redis, deployment_channel
 
 from .storage.keys import KeyRing, PgKeyStore
 
@@ -93,10 +93,8 @@ class SigningKeys:
 
 
 def key_channel(client: aioredis.Redis) -> str:
-    """The channel of this deployment's key changes: Redis delivers a message to every
-    subscriber on the server, whatever database it uses, so the channel names the
-    database its deployment uses (two deployments sharing a Redis server stay apart)."""
-    return f"{CHANNEL}:{client.connection_pool.connection_kwargs.get('db', 0)}"
+    """The channel of this deployment's key changes."""
+    return deployment_channel(client, CHANNEL)
 
 
 async def announce_key_change(client: aioredis.Redis) -> int:

@@ -18,6 +18,7 @@ import redis.exceptions
 
 from courseschool.common.clock import Clock
 from courseschool.common.logging import audit, get_logger
+from courseschool.common.redis import deployment_channel
 from courseschool.common.revocation import CHANNEL, RevocationEvent, grant_key, jti_key
 
 log = get_logger(__name__)
@@ -93,7 +94,7 @@ class PgRedisRevoker:
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.set(key, b"1", ex=ttl)
-                pipe.publish(CHANNEL, msgspec.json.encode(event))
+                pipe.publish(deployment_channel(self._redis, CHANNEL), msgspec.json.encode(event))
                 await pipe.execute()
         except (redis.exceptions.RedisError, OSError) as exc:
             log.warning("revocation_fanout_failed", key=key, error=type(exc).__name__)

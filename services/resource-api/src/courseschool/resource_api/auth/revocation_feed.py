@@ -22,6 +22,7 @@ from redis.asyncio.client import PubSub
 
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.logging import get_logger
+from courseschool.common.redis import deployment_channel
 from courseschool.common.revocation import CHANNEL, RevocationEvent
 
 log = get_logger(__name__)
@@ -123,7 +124,7 @@ class RevocationFeed(BackgroundLoop):
         while not self.stopping:
             pubsub = self._redis.pubsub()
             try:
-                await pubsub.subscribe(CHANNEL)
+                await pubsub.subscribe(deployment_channel(self._redis, CHANNEL))
                 await self._load()  # after subscribing: nothing published in between is lost
                 self._heard = time.monotonic()  # the silence is counted from here, and pinged at once
                 self._connected.set()
