@@ -13,6 +13,7 @@ from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.db import backing_services
+from courseschool.common.outbound import default_tls
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
@@ -84,7 +85,10 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with backing_services(settings, "authz") as (pool, redis):
             to_resource = resource or httpx.AsyncClient(
-                base_url=settings.resource_internal_url, event_hooks={"request": [forward_request_id]}, timeout=3.0
+                base_url=settings.resource_internal_url,
+                event_hooks={"request": [forward_request_id]},
+                timeout=3.0,
+                verify=default_tls(),
             )
             components = Components.build(
                 settings, pool, redis, clock or SystemClock(), resource=to_resource, document_web=document_web

@@ -34,6 +34,7 @@ import msgspec
 from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
+from courseschool.common.outbound import default_tls
 
 from .settings import AuthzSettings
 
@@ -84,7 +85,7 @@ class WebhookDelivery(BackgroundLoop):
         self._pool = pool
         self._clock = clock
         self._batch = batch
-        verify: ssl.SSLContext | bool = True
+        verify = default_tls(trust_env=False)
         if settings.events_webhook_ca_bundle:
             verify = ssl.create_default_context(cafile=settings.events_webhook_ca_bundle)
         self._http = httpx.AsyncClient(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import httpx
 import redis.asyncio as aioredis
 
+from courseschool.common.outbound import default_tls
 from courseschool.common.redis import create_redis
 
 from .documents import DocumentCache
@@ -26,8 +27,8 @@ class Components:
         """`upstreams` given by the caller (the all-in-one, a test) stay the caller's to
         close; without them, one client per service at its internal URL."""
         clients = upstreams or {
-            "authz": httpx.AsyncClient(base_url=settings.authz_internal_url),
-            "resource": httpx.AsyncClient(base_url=settings.resource_internal_url),
+            "authz": httpx.AsyncClient(base_url=settings.authz_internal_url, verify=default_tls()),
+            "resource": httpx.AsyncClient(base_url=settings.resource_internal_url, verify=default_tls()),
         }
         redis = create_redis(settings.redis_url) if settings.redis_url else None
         return cls(

@@ -13,6 +13,7 @@ from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.db import backing_services
+from courseschool.common.outbound import default_tls
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
@@ -36,7 +37,9 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with backing_services(settings, "resource_api") as (pool, redis):
             http = authz or httpx.AsyncClient(
-                base_url=settings.authz_internal_url, event_hooks={"request": [forward_request_id]}
+                base_url=settings.authz_internal_url,
+                event_hooks={"request": [forward_request_id]},
+                verify=default_tls(),
             )
             components = Components.build(settings, pool, redis, now, http)
             app.state.resource_api = components

@@ -35,6 +35,7 @@ import redis.exceptions
 
 from courseschool.common.jsonbody import decode_json
 from courseschool.common.logging import audit, get_logger
+from courseschool.common.outbound import default_tls
 
 from ..protocol.client_id_metadata import (
     MetadataDocumentError,
@@ -78,7 +79,8 @@ class MetadataDocumentFetcher:
         self._settings = settings
         self._redis = redis
         self._allows = web.allows
-        self._http = httpx.AsyncClient(verify=web.verify, follow_redirects=False, trust_env=False)
+        verify = default_tls(trust_env=False) if web.verify is True else web.verify
+        self._http = httpx.AsyncClient(verify=verify, follow_redirects=False, trust_env=False)
         self._resolver = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="cimd-resolver")
 
     async def aclose(self) -> None:
