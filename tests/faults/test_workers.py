@@ -48,8 +48,14 @@ class Server:
 
     def workers(self) -> list[psutil.Process]:
         """granian's worker processes: the children that serve (not multiprocessing's helpers)."""
-        children = psutil.Process(self.process.pid).children()
-        return [c for c in children if "resource_tracker" not in " ".join(c.cmdline())]
+        workers = []
+        for child in psutil.Process(self.process.pid).children():
+            try:
+                if "resource_tracker" not in " ".join(child.cmdline()):
+                    workers.append(child)
+            except (psutil.ZombieProcess, psutil.NoSuchProcess):
+                continue  # a killed worker not reaped yet is no worker
+        return workers
 
     def tail(self, limit: int = 6000) -> str:
         return self.log_path.read_text(errors="replace")[-limit:]
@@ -121,17 +127,24 @@ def authz_serve(
 
 
 async def _load(
-    server: Server, requests: int, paths: list[str], *, tasks: int = 12, seconds: float = 60.0
+    server: Server,
+    requests: int,
+    paths: list[str],
+    *,
+    tasks: int = 12,
+    seconds: float = 60.0,
+    until: asyncio.Event | None = None,
 ) -> list[int | None]:
-    """`requests` GETs of `paths` in turn from `tasks` callers at once (bounded in time
-    too); the status of each (None: no answer, as when its worker was killed)."""
+    """Up to `requests` GETs of `paths` in turn from `tasks` callers at once, until `until`
+    is set (bounded in time too); the status of each (None: no answer, as when its
+    worker was killed)."""
     statuses: list[int | None] = []
     deadline = time.monotonic() + seconds
     left = iter(range(requests))
 
     async def caller(http: httpx.AsyncClient) -> None:
         for n in left:
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (until is not None and until.is_set()):
                 return
             try:
                 statuses.append((await http.get(paths[n % len(paths)])).status_code)
@@ -143,24 +156,39 @@ async def _load(
     return statuses
 
 
+def _respawn_started(server: Server) -> bool:
+    """granian's log says a worker was started after it said it respawns one."""
+    log = server.log_path.read_text(errors="replace")
+    respawning = log.rfind("Respawning worker")
+    return respawning >= 0 and "Started worker" in log[respawning:]
+
+
 async def _a_worker_killed_under_load_is_replaced(server: Server) -> None:
     before = server.workers()
     assert len(before) == 2, server.tail()
-    load = asyncio.create_task(_load(server, 4000, ["/api/oauth/jwks"], seconds=30.0))
+    # The load lasts until the replacement is seen: the kill and the respawn both
+    # happen while requests keep coming.
+    replaced = asyncio.Event()
+    load = asyncio.create_task(_load(server, 1_000_000, ["/api/oauth/jwks"], seconds=60.0, until=replaced))
     await asyncio.sleep(1.0)
     victim = before[0]
     victim.send_signal(signal.SIGKILL)
+    try:
+        # Replaced: two workers again, the killed one not among them, and the new one
+        # started (its app loaded: granian says so). A stop asked for while the new
+        # worker still starts waits for granian's own kill timeout (granian 2.8).
+        deadline = time.monotonic() + 30
+        while True:
+            workers = server.workers()
+            if len(workers) == 2 and victim.pid not in {w.pid for w in workers} and _respawn_started(server):
+                break
+            assert time.monotonic() < deadline, f"the killed worker was not replaced: {workers}\n{server.tail()}"
+            assert server.process.poll() is None, f"the server stopped:\n{server.tail()}"
+            await asyncio.sleep(0.2)
+    finally:
+        replaced.set()
     statuses = await load
     assert server.process.poll() is None, f"the server stopped when a worker died:\n{server.tail()}"
-    # Replaced: two workers again, the killed one not among them.
-    deadline = time.monotonic() + 30
-    while True:
-        workers = server.workers()
-        if len(workers) == 2 and victim.pid not in {w.pid for w in workers}:
-            break
-        assert time.monotonic() < deadline, f"the killed worker was not replaced: {workers}\n{server.tail()}"
-        assert server.process.poll() is None, f"the server stopped:\n{server.tail()}"
-        await asyncio.sleep(0.2)
     assert 200 in statuses, statuses[:50]
     # Served after: every request answered, by both workers' replacements alike.
     async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as http:
@@ -190,7 +218,7 @@ async def test_log_records_are_whole_json_lines_with_two_workers_under_load(
     try:
         await admin.config_set("maxmemory-policy", "noeviction")
         await admin.config_set("maxmemory", "1")
-        statuses = await _load(authz_serve, 5000, ["/api/oauth/jwks", authorize])
+        statuses = await _load(authz_serve, 1500, ["/api/oauth/jwks", authorize])
     finally:
         await admin.config_set("maxmemory", "0")
         await admin.aclose()
