@@ -219,7 +219,7 @@ print(json.dumps(found))
 def test_the_image_holds_no_compiler_no_test_dependency_and_no_secret(engine: Engine, image: BuiltImage) -> None:
     survey = engine.run("run", "--rm", "--network", "none", image.reference, "python", "-c", _IMAGE_SURVEY)
     found = json.loads(survey.stdout)
-    assert found["compilers"] == [], found["compilers"]  # the builder stage's build-essential stayed behind
+    assert found["compilers"] == [], found["compilers"]  # the builder stage has none either (wheels only)
     assert not found["src"], "the builder's sources were copied"
     assert found["private_keys"] == [] and found["env_files"] == [], found
     # The survey finds what it looks for: a key and an env file planted in a container of the image.
