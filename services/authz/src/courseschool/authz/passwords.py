@@ -15,6 +15,7 @@ The plain functions are for what runs outside a request (scripts, seeding, tests
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,9 +28,15 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from courseschool.common.errors import TemporarilyUnavailableError
 
 _hasher = PasswordHasher()
-# Verified against when the account does not exist, so both paths cost the same.
-_DUMMY = _hasher.hash("no such account: equalise timing")
 T = TypeVar("T")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the account does not exist, so both paths cost the same.
+    Made at the first such check, with today's parameters, not at import: every process
+    that imports this module (each admin command) would pay a hash it never uses."""
+    return _hasher.hash("no such account: equalise timing")
 
 
 def hash_password(password: str) -> str:
@@ -38,7 +45,7 @@ def hash_password(password: str) -> str:
 
 def verify_password(password_hash: str | None, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash or _DUMMY, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 
