@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Response, get
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, generate_latest
 
 REQUESTS = Counter("http_requests_total", "HTTP requests handled", ["service", "route", "method", "status"])
 LATENCY = Histogram(
@@ -124,7 +123,8 @@ def record_request(service: str, route: str, method: str, status: int, seconds: 
     children[1].observe(seconds)
 
 
-@get("/metrics", include_in_schema=False, sync_to_thread=False)
-def metrics() -> Response[bytes]:
+def exposition() -> bytes:
+    """Every metric of this process in Prometheus' text format (CONTENT_TYPE_LATEST), the
+    pools sampled now. Served at /metrics by common.web."""
     _sample_pools()
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
+    return generate_latest(REGISTRY)

@@ -28,6 +28,7 @@ from litestar.types import (
     Scope,
     Send,
 )
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from .answers import NO_STORE, answer_error
 from .dpop import ProofTarget
@@ -35,7 +36,7 @@ from .errors import MethodNotAllowedError, NotFoundError, fit_description
 from .forwarded import ProxyHeadersMiddleware
 from .http import Held, none_match
 from .logging import request_line
-from .metrics import record_request
+from .metrics import exposition, record_request
 from .secrets import same
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -212,6 +213,11 @@ def health_handlers(checks: dict[str, ReadyCheck]) -> list[Any]:
     return [healthz, readyz]
 
 
+@get("/metrics", include_in_schema=False, sync_to_thread=False)
+def metrics() -> Response[bytes]:
+    return Response(exposition(), media_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
+
+
 def service_app(
     service: str,
     *,
@@ -226,8 +232,6 @@ def service_app(
     for those paths answer from the same lookups)."""
     from litestar.datastructures import State
     from litestar.middleware import DefineMiddleware
-
-    from .metrics import metrics
 
     return Litestar(
         route_handlers=[*route_handlers, *health_handlers(ready_checks), metrics],
