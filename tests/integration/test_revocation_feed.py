@@ -100,7 +100,7 @@ def _on_database(redis_url: str, db: int) -> str:
 async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_client, db_pool) -> None:
     """Two deployments on one Redis server, each in its own database: pub/sub ignores
     databases, so without a channel of its own each would clear its token cache on
-    every revocation of the other (and keep the other's grant ids in its revoked set)."""
+    every revocation of the other, keeping the other's grant ids in its revoked set."""
     own_db = int(redis_client.connection_pool.connection_kwargs.get("db", 0))
     other_db = (own_db + 1) % 16  # only subscribed to, never written: whoever uses it loses nothing
     feeds: dict[str, RevocationFeed] = {}
@@ -125,8 +125,9 @@ async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_cli
         assert await _until(lambda: feeds["own"].revoked(Token(grant_id="7f1d7a52-3c1e-4c55-9a53-0c0ffee00001")), 2.0)
         assert changes["own"] == before["own"] + 1
         await asyncio.sleep(0.3)  # time enough for a message on the same server to arrive
+        # The other database may be another test worker's, whose own revocations its feed
+        # rightly hears: what must not reach it is this one.
         assert not feeds["other"].revoked(Token(grant_id="7f1d7a52-3c1e-4c55-9a53-0c0ffee00001"))
-        assert changes["other"] == before["other"], "the other deployment cleared its cache"
     finally:
         for feed in feeds.values():
             await feed.stop()
