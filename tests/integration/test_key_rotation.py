@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
+
 from courseschool.authz.app import create_app
 from courseschool.authz.components import Components
 from courseschool.authz.endpoints.admin import AdminService
-from courseschool.authz.storage.keys import KeyRing
+from courseschool.authz.storage.keys import KeyDecryptionError, KeyRing, PgKeyStore
 from courseschool.common.asgi import AppLifespan
-from courseschool.common.jose import unverified_header
+from courseschool.common.jose import KeyEncryptor, decode_kek, new_kek, unverified_header
 
 from .conftest import AppClient, serve
 from .flow import Flow, Lifecycle
@@ -202,14 +204,36 @@ async def test_a_reload_takes_again_the_keys_of_unchanged_rows_and_imports_new_o
     await service.keys.reload()
     second = service.keys.ring
     assert second is not first and second.imported.keys() == first.imported.keys()
-    for kid, (_, key) in first.imported.items():
-        assert second.imported[kid][1] is key
+    for kid, key in first.imported.items():
+        assert second.imported[kid] is key
     old_rsa = first.active_kid("RS256")
     assert await service.keys.store.rotate_now("RS256", immediate=True) == ["RS256:create_next", "RS256:promote_next"]
     await service.keys.reload()
     third = service.keys.ring
     new_rsa = third.active_kid("RS256")
     assert new_rsa not in (None, old_rsa) and old_rsa not in third.imported
-    assert third.imported[third.active_kid("ES256")][1] is first.imported[first.active_kid("ES256")][1]
+    assert third.imported[third.active_kid("ES256")] is first.imported[first.active_kid("ES256")]
     tokens = await flow.tokens()
     assert unverified_header(tokens["id_token"])["kid"] == new_rsa
+
+
+async def test_another_store_in_the_process_takes_the_imported_keys_but_still_needs_the_kek(flow: Flow) -> None:
+    """Each app a process starts loads the keys with a store of its own: the keys it
+    imported already are taken again, never without opening the stored row with the
+    key-encryption key, so a wrong one is refused as before."""
+    await _fresh_keys(flow)
+    store = _service(flow.client).keys.store
+    first = await store.load()
+    same_kek = PgKeyStore(flow.pool, store._encryptor, issuer=store._issuer, clock=store._clock, policy=store.policy)
+    again = await same_kek.load()
+    assert again.imported.keys() == first.imported.keys()
+    assert all(again.imported[kid] is key for kid, key in first.imported.items())
+    other_kek = PgKeyStore(
+        flow.pool,
+        KeyEncryptor(decode_kek(new_kek())),
+        issuer=store._issuer,
+        clock=store._clock,
+        policy=store.policy,
+    )
+    with pytest.raises(KeyDecryptionError):
+        await other_kek.load()

@@ -8,7 +8,7 @@ under a transaction-scoped advisory lock, so one replica at a time takes them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import functools
 from typing import Any
 
 import asyncpg
@@ -67,6 +67,16 @@ def _info(row: asyncpg.Record) -> KeyInfo:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _imported(private_jwk: bytes) -> SigningKey:
+    """The signing key of this private JWK, imported once per process. Importing an RSA
+    key checks it, tens of milliseconds (74 ms on a slow core), and every key load would
+    pay it again for a key that did not change: each reload (KEY_RELOAD_INTERVAL, each
+    announced rotation, each new subscription), and each app a process starts (the test
+    suite starts thousands). The few keys active at once, and those just replaced, fit."""
+    return SigningKey(msgspec.json.decode(private_jwk))
+
+
 class KeyRing:
     """The loaded keys: the active private key per algorithm, and the public JWKS."""
 
@@ -78,15 +88,11 @@ class KeyRing:
         issuer: str,
         clock: Clock,
         policy: RotationPolicy,
-        earlier: Mapping[str, tuple[bytes, SigningKey]] | None = None,
     ) -> None:
-        """`earlier`: the previous load's `imported`, whose keys are taken again for rows
-        that did not change."""
         self._issuer = issuer
         self._clock = clock
         self._active: dict[str, SigningKey] = {}
-        # kid -> (the sealed private JWK as stored, the key imported from it)
-        self.imported: dict[str, tuple[bytes, SigningKey]] = {}
+        self.imported: dict[str, SigningKey] = {}  # kid -> the active key imported for it
         self.activated: dict[str, int] = {}  # alg -> when its active key began signing
         self._public: list[dict[str, Any]] = []
         now = clock.now()
@@ -96,9 +102,7 @@ class KeyRing:
                 self._public.append(row["public_jwk"])
             if info.state == "active":
                 self.activated[info.alg] = info.activated_at or info.created_at
-                self._active[info.alg] = self._signing_key(
-                    info.kid, bytes(row["private_jwk"]), encryptor, earlier or {}
-                )
+                self._active[info.alg] = self._signing_key(info.kid, bytes(row["private_jwk"]), encryptor)
         self._key_set = key_set(self._public) if self._public else None
         # Introspection and UserInfo see the same tokens again and again: their
         # signature is checked once per key load (common.jose.VerifiedTokens).
@@ -108,22 +112,16 @@ class KeyRing:
         # The JWKS document, serialised once per load: every client and resource server fetches it.
         self.jwks = held(msgspec.json.encode({"keys": self._public}))
 
-    def _signing_key(
-        self, kid: str, sealed: bytes, encryptor: KeyEncryptor, earlier: Mapping[str, tuple[bytes, SigningKey]]
-    ) -> SigningKey:
-        """The key the previous load imported when its row is byte for byte the same:
-        importing an RSA key checks it, tens of milliseconds, and every reload (each
-        KEY_RELOAD_INTERVAL, each announced rotation, each new subscription) would pay it
-        again for a key that did not change. Else opened and imported now."""
-        before = earlier.get(kid)
-        if before is not None and before[0] == sealed:
-            key = before[1]
-        else:
-            try:
-                key = SigningKey(encryptor.open(kid, sealed))
-            except InvalidTag:
-                raise KeyDecryptionError(f"signing key {kid} cannot be opened with this KEY_ENCRYPTION_KEY") from None
-        self.imported[kid] = (sealed, key)
+    def _signing_key(self, kid: str, sealed: bytes, encryptor: KeyEncryptor) -> SigningKey:
+        """The stored key, opened with the key-encryption key (every load: a wrong one
+        is refused at once) and imported, or taken again from this process's earlier
+        import of the same key."""
+        try:
+            opened = encryptor.open(kid, sealed)
+        except InvalidTag:
+            raise KeyDecryptionError(f"signing key {kid} cannot be opened with this KEY_ENCRYPTION_KEY") from None
+        key = _imported(msgspec.json.encode(opened))
+        self.imported[kid] = key
         return key
 
     def active_kid(self, alg: str) -> str | None:
@@ -161,15 +159,10 @@ class PgKeyStore:
         self._issuer = issuer
         self._clock = clock
         self.policy = policy
-        self._imported: dict[str, tuple[bytes, SigningKey]] = {}  # the last load's (KeyRing.imported)
 
     async def load(self) -> KeyRing:
         rows = await self._pool.fetch(_LIST)
-        ring = KeyRing(
-            rows, self._encryptor, issuer=self._issuer, clock=self._clock, policy=self.policy, earlier=self._imported
-        )
-        self._imported = ring.imported  # only the active keys of this load: nothing accumulates
-        return ring
+        return KeyRing(rows, self._encryptor, issuer=self._issuer, clock=self._clock, policy=self.policy)
 
     async def infos(self) -> list[KeyInfo]:
         return [_info(r) for r in await self._pool.fetch(_LIST)]
