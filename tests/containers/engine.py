@@ -21,6 +21,7 @@ busy cores: about 4 for the base, 3 for the image).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -219,9 +220,24 @@ def _make_base_tarball(target: Path) -> None:
         partial.rename(target)
 
 
+@contextlib.contextmanager
+def _base_lock():
+    """One maker of the base at a time on this machine: `.ci/run` starts one beside the
+    lint and type checks (see the end of this module), and the tier waits for it."""
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CACHE_DIR / "base.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def base_image(engine: Engine) -> str:
     """The image the Dockerfile builds FROM: the official one where it can be pulled,
     else the stand-in (imported from the cached tarball, made first if need be)."""
+    with _base_lock():
+        return _base_image(engine)
+
+
+def _base_image(engine: Engine) -> str:
     reference = f"{BASE_REPOSITORY}:bookworm-{_base_key()}"
     for present in (OFFICIAL_BASE, reference):
         if engine.image_exists(present):
@@ -303,3 +319,18 @@ def _remove_older_images(engine: Engine, keep: str) -> None:
     # The builder stages of earlier builds (untagged) are kept a few days: a build after a
     # change of the sources reuses their compiler layer.
     engine.run("image", "prune", "--force", "--filter", "until=72h", check=False, timeout=120)
+
+
+if __name__ == "__main__":
+    # `python -m tests.containers.engine`: the base made ahead of the tier. On a clean
+    # machine debootstrap takes a minute or more of CPU; `.ci/run` starts this beside
+    # `make check`, which leaves a core idle, instead of on the tier's worker in the
+    # middle of the suite. Whatever happens here, the tier does what it always does.
+    found, why = find_engine()
+    if found is None:
+        print(f"container base: not made here ({why})")
+    else:
+        try:
+            print(f"container base: {base_image(found)}")
+        except BaseException as exc:
+            print(f"container base: not made ahead ({type(exc).__name__}: {str(exc)[-300:]})")
