@@ -32,3 +32,10 @@ async def test_starting_apps_reads_each_ca_bundle_at_most_once(
     # One context per trust setting (the fetcher and the webhook ignore SSL_CERT_FILE),
     # none at all when an earlier test of this process built them already.
     assert len(loads) == len(set(loads)) <= 2, loads
+
+
+def test_every_spelling_of_the_default_is_one_context() -> None:
+    from courseschool.common.outbound import default_tls
+
+    assert default_tls() is default_tls(trust_env=True)
+    assert default_tls(trust_env=False) is default_tls(trust_env=False) is not default_tls()

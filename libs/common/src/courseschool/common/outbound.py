@@ -14,8 +14,13 @@ import ssl
 import httpx
 
 
-@functools.cache
 def default_tls(*, trust_env: bool = True) -> ssl.SSLContext:
     """httpx's own default (its CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR where
     `trust_env`), built once in this process."""
+    return _built(trust_env)
+
+
+@functools.cache
+def _built(trust_env: bool) -> ssl.SSLContext:
+    # Cached on the one positional value: every spelling of a call shares one context.
     return httpx.create_ssl_context(trust_env=trust_env)
