@@ -63,7 +63,11 @@ class KeyEncryptor:
         return nonce + self._aead.encrypt(nonce, msgspec.json.encode(private_jwk), kid.encode())
 
     def open(self, kid: str, sealed: bytes) -> dict[str, Any]:
-        return msgspec.json.decode(self._aead.decrypt(sealed[:12], sealed[12:], kid.encode()))
+        return msgspec.json.decode(self.open_bytes(kid, sealed))
+
+    def open_bytes(self, kid: str, sealed: bytes) -> bytes:
+        """The private JWK as it was sealed (its JSON), unparsed."""
+        return self._aead.decrypt(sealed[:12], sealed[12:], kid.encode())
 
 
 def import_private(jwk_dict: dict[str, Any]) -> ECKey | RSAKey:

@@ -117,10 +117,10 @@ class KeyRing:
         is refused at once) and imported, or taken again from this process's earlier
         import of the same key."""
         try:
-            opened = encryptor.open(kid, sealed)
+            opened = encryptor.open_bytes(kid, sealed)
         except InvalidTag:
             raise KeyDecryptionError(f"signing key {kid} cannot be opened with this KEY_ENCRYPTION_KEY") from None
-        key = _imported(msgspec.json.encode(opened))
+        key = _imported(opened)
         self.imported[kid] = key
         return key
 
