@@ -180,8 +180,10 @@ async def test_openapi_is_valid_and_describes_every_public_route(platform: httpx
                 continue
             if path in ("/authorize", "/token", "/register"):
                 continue  # the MCP 2025-03-26 fallback paths: aliases, listed in no metadata on purpose
-            # Raw ASGI routes (send_document) answer GET and HEAD only; the test below checks it.
-            methods = route.methods or {"GET"} if isinstance(route, ASGIRoute) else route.methods
+            # Raw ASGI routes: the documents (send_document) answer GET and HEAD only; the form
+            # endpoints (form_post) POST, which their route's `opt` names.
+            raw = isinstance(route, ASGIRoute)
+            methods = set(route.route_handler.opt.get("methods", ("GET",))) if raw else route.methods
             served |= {(path, m) for m in methods if m not in ("OPTIONS", "HEAD")}
     assert served - described == set(), "routes missing from /openapi.json"
     assert described - served == set(), "/openapi.json describes routes nobody serves"

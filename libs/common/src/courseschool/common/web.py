@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import msgspec
 import structlog
-from litestar import Litestar, Request, Response, get
+from litestar import Litestar, Response, get
 from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 from litestar.handlers import BaseRouteHandler
@@ -37,6 +37,7 @@ from .forwarded import ProxyHeadersMiddleware
 from .http import Held, none_match
 from .logging import request_line
 from .metrics import exposition, record_request
+from .raw import first_header, header_values
 from .secrets import same
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -63,11 +64,7 @@ async def handled(service: str, scope: HTTPScope, send: Send, respond: Callable[
     `X-Request-ID` if well-formed, else a new one) bound to the log context and echoed
     on the response, one log line, and the Prometheus count and latency by route
     template."""
-    request_id = ""
-    for name, value in scope["headers"]:
-        if name == b"x-request-id":
-            request_id = value.decode("latin-1")
-            break
+    request_id = first_header(scope, b"x-request-id") or ""
     if not _REQUEST_ID.match(request_id):
         request_id = os.urandom(16).hex()
     echo = (b"x-request-id", request_id.encode())
@@ -116,8 +113,8 @@ async def send_document(scope: Scope, send: Send, document: Held, cache_control:
         raise err
     tag = document.etag.encode()
     headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), (b"access-control-allow-origin", b"*")]
-    condition = next((value for name, value in scope["headers"] if name == b"if-none-match"), None)
-    if condition is not None and none_match(condition, tag):
+    condition = first_header(scope, b"if-none-match")
+    if condition is not None and none_match(condition.encode("latin-1"), tag):
         await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
         await send(HTTPResponseBodyEvent(type="http.response.body", body=b"", more_body=False))
         return
@@ -253,13 +250,14 @@ def no_store_json(body: Any, *, status: int = 200, headers: dict[str, str] | Non
     return json_response(body, status=status, headers={**NO_STORE, **(headers or {})})
 
 
-def proof_target(request: Request[Any, Any, Any], base_url: str) -> ProofTarget:
+def proof_target(scope: Scope, base_url: str) -> ProofTarget:
     """What a DPoP proof sent with this request must match (RFC 9449 §4.3): the method,
     the URI as the client addressed it (the public origin and the path as sent; the
     query does not count), and every `DPoP` header field."""
-    raw = request.scope.get("raw_path")
-    path = raw.decode("latin-1") if raw else request.url.path
-    return ProofTarget(method=request.method, url=base_url + path, proofs=tuple(request.headers.getall("dpop", [])))
+    http = cast(HTTPScope, scope)
+    raw = http.get("raw_path")
+    path = raw.decode("latin-1") if raw else http["path"]
+    return ProofTarget(method=http["method"], url=base_url + path, proofs=tuple(header_values(scope, b"dpop")))
 
 
 def check_internal(connection: ASGIConnection[Any, Any, Any, Any], expected: str | None) -> None:

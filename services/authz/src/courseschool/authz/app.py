@@ -35,10 +35,9 @@ from .web import (
     token,
     userinfo,
 )
-from .web.http import FAMILIES
+from .web.http import FAMILIES, MAX_BODY
 from .web.internal import internal_router
 
-MAX_BODY = 64 * 1024
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 ROUTES = [

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import msgspec
 
-from litestar import Request, Response, post
+from courseschool.common.answers import NO_STORE
 
 from ..endpoints.introspection import introspect_token
-from .http import TokensDep, client_ip, form_params, no_store_json
+from .http import FormAnswer, FormPost, form_post
 
 
-@post("/api/oauth/introspect", status_code=200)
-async def introspect(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
-    return no_store_json(
-        await introspect_token(
-            tokens,
-            await form_params(request),
-            ip=client_ip(request),
-            authorization=request.headers.get("authorization"),
-        )
-    )
+@form_post(["/api/oauth/introspect"])
+async def introspect(post: FormPost) -> FormAnswer:
+    answer = await introspect_token(post.tokens, post.form, ip=post.ip, authorization=post.authorization)
+    return FormAnswer(msgspec.json.encode(answer), NO_STORE)

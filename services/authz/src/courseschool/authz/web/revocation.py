@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, Response, post
-
 from courseschool.common.answers import NO_STORE
 
 from ..endpoints.revocation import revoke_token
-from .http import TokensDep, client_ip, form_params
+from .http import FormAnswer, FormPost, form_post
 
 
-@post("/api/oauth/revoke", status_code=200)
-async def revoke(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
+@form_post(["/api/oauth/revoke"])
+async def revoke(post: FormPost) -> FormAnswer:
     """§2.2: 200 with an empty body, known token or not."""
-    await revoke_token(
-        tokens, await form_params(request), ip=client_ip(request), authorization=request.headers.get("authorization")
-    )
-    return Response(b"", headers=NO_STORE)
+    await revoke_token(post.tokens, post.form, ip=post.ip, authorization=post.authorization)
+    return FormAnswer(b"", NO_STORE)

@@ -29,7 +29,7 @@ async def userinfo(request: Request[Any, Any, Any], tokens: TokensDep) -> Respon
         if credentials is not None:
             scheme = credentials.scheme
             return no_store_json(
-                await userinfo_claims(tokens, credentials, proof_target(request, tokens.settings.base_url))
+                await userinfo_claims(tokens, credentials, proof_target(request.scope, tokens.settings.base_url))
             )
     except (InvalidTokenError, InsufficientScopeError, InvalidDpopProofError, UseDpopNonceError) as err:
         raise challenged(err, metadata_url, scheme=scheme) from None

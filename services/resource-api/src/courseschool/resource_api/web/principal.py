@@ -83,7 +83,7 @@ async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
             principal = ANONYMOUS
         else:
             scheme = credentials.scheme
-            target = proof_target(request, resource_api.settings.base_url)
+            target = proof_target(request.scope, resource_api.settings.base_url)
             principal = await resource_api.verifier.verify(credentials, target)
     except (InvalidTokenError, InvalidDpopProofError, UseDpopNonceError) as err:
         raise challenged(err, _metadata_url(resource_api.settings), scheme=scheme) from None
