@@ -14,6 +14,7 @@ Needs what bench/hotspots.py needs (the PostgreSQL and Redis of bench/run.py).
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import importlib
 import os
@@ -30,8 +31,17 @@ import uvloop
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from litestar import Request, Response, post  # noqa: E402
+
 from bench import run as B  # noqa: E402
 from bench.hotspots import asgi_caller, refresh_body, request_bodies, scenario_server  # noqa: E402
+from courseschool.authz.endpoints.introspection import introspect_token  # noqa: E402
+from courseschool.authz.endpoints.token import exchange_token  # noqa: E402
+from courseschool.authz.web import introspection, token  # noqa: E402
+from courseschool.authz.web.http import TokensDep, client_ip, multi  # noqa: E402
+from courseschool.common.answers import NO_STORE  # noqa: E402
+from courseschool.common.errors import InvalidRequestError  # noqa: E402
+from courseschool.common.web import no_store_json, proof_target  # noqa: E402
 
 
 class Lever(NamedTuple):
@@ -40,6 +50,34 @@ class Lever(NamedTuple):
     module: str  # where the product looks the lever up
     attribute: str
     off: Callable[[Any], Any]  # the lever taken out, given the product's own
+    at_build: bool = False  # looked up when the app is built: one app each side, alternated
+
+
+def _framework_routes(routes: list[Any]) -> list[Any]:
+    """The form endpoints as they were before `form_post`: the framework's POST routes,
+    its request object and form parser, a dependency for the family, its response."""
+
+    async def form_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
+        content_type = request.headers.get("content-type", "")
+        if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+            raise InvalidRequestError("the request body must be application/x-www-form-urlencoded")
+        return multi((await request.form()).multi_items())
+
+    @post(["/api/oauth/token", "/token"], status_code=200)
+    async def framework_token(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
+        dpop = proof_target(request.scope, tokens.settings.base_url)
+        form, authorization = await form_params(request), request.headers.get("authorization")
+        response = await exchange_token(tokens, form, ip=client_ip(request), authorization=authorization, dpop=dpop)
+        headers = {**NO_STORE, **await tokens.dpop.nonce_header(dpop)}
+        return Response(msgspec.json.encode(response), media_type="application/json", headers=headers)
+
+    @post("/api/oauth/introspect", status_code=200)
+    async def framework_introspect(request: Request[Any, Any, Any], tokens: TokensDep) -> Response[bytes]:
+        form, authorization = await form_params(request), request.headers.get("authorization")
+        return no_store_json(await introspect_token(tokens, form, ip=client_ip(request), authorization=authorization))
+
+    swapped = {token.token: framework_token, introspection.introspect: framework_introspect}
+    return [swapped.get(route, route) for route in routes]
 
 
 LEVERS = {
@@ -49,6 +87,14 @@ LEVERS = {
         "courseschool.authz.endpoints.token",
         "held",
         lambda _held: lambda _pool: contextlib.nullcontext(),
+    ),
+    "form_post": Lever(
+        "the form endpoints as raw routes (web/http.py form_post), against the framework's POST routes",
+        ("refresh", "code", "introspection"),
+        "courseschool.authz.app",
+        "ROUTES",
+        _framework_routes,
+        at_build=True,
     ),
 }
 
@@ -65,7 +111,7 @@ class Inputs:
     def take(self) -> tuple[int, str]:
         n = self._next
         self._next += 1
-        if self._scenario == "refresh":
+        if self._scenario in ("refresh", "introspection"):  # lineages; the same token each time
             return n % len(self._bodies), self._bodies[n % len(self._bodies)]
         return n, self._bodies[n]
 
@@ -85,15 +131,28 @@ async def measure(lever_name: str, scenario: str, rounds: int, batch: int) -> li
     off = lever.off(on)
     codes = batch * (2 * rounds + 1) + 50
     async with scenario_server(scenario, codes=codes) as s:
-        app = build(B.in_process_settings(s.dsn, s.base))
-        call, statuses = asgi_caller(app, scenario, s.base, s.url, s.wrk_env)
+        apps = {"on": build(B.in_process_settings(s.dsn, s.base))}
+        if lever.at_build:  # the "off" app built with the lever taken out
+            setattr(owner, lever.attribute, off)
+            try:
+                apps["off"] = build(B.in_process_settings(s.dsn, s.base))
+            finally:
+                setattr(owner, lever.attribute, on)
+        callers = {side: asgi_caller(app, scenario, s.base, s.url, s.wrk_env) for side, app in apps.items()}
+        statuses = collections.Counter[int]()
         every_code = scenario == "code"  # request_bodies stops at 2,000
         bodies = (
             Path(s.wrk_env["BODIES_FILE"]).read_text().split() if every_code else request_bodies(scenario, s.wrk_env)
         )
         inputs = Inputs(scenario, bodies, s.wrk_env.get("CLIENT_ID", ""))
 
-        async def run_batch(count: int) -> float:
+        def take(side: str) -> Callable[[str], Any]:
+            """The side's caller; a lever looked up per request is patched in for it."""
+            if not lever.at_build:
+                setattr(owner, lever.attribute, on if side == "on" else off)
+            return callers[side if side in callers else "on"][0]
+
+        async def run_batch(call: Callable[[str], Any], count: int) -> float:
             started = time.thread_time_ns()
             for _ in range(count):
                 slot, body = inputs.take()
@@ -102,16 +161,18 @@ async def measure(lever_name: str, scenario: str, rounds: int, batch: int) -> li
 
         found: dict[str, list[float]] = {"on": [], "off": []}
         try:
-            async with AppLifespan(app):
+            async with contextlib.AsyncExitStack() as running:
+                for app in apps.values():
+                    await running.enter_async_context(AppLifespan(app))
                 for side in ("on", "off"):  # warm-up, not counted
-                    setattr(owner, lever.attribute, on if side == "on" else off)
-                    await run_batch(25)
+                    await run_batch(take(side), 25)
                 for n in range(rounds):
                     for side in ("on", "off") if n % 2 == 0 else ("off", "on"):
-                        setattr(owner, lever.attribute, on if side == "on" else off)
-                        found[side].append(await run_batch(batch))
+                        found[side].append(await run_batch(take(side), batch))
         finally:
             setattr(owner, lever.attribute, on)
+            for _call, counted in callers.values():
+                statuses.update(counted)
     assert set(statuses) == {200}, f"every request must succeed: {dict(statuses)}"
     on_us, off_us = statistics.median(found["on"]), statistics.median(found["off"])
     ratios = [a / b for a, b in zip(found["on"], found["off"], strict=True)]
