@@ -67,8 +67,7 @@ def _top(collapsed: Path, limit: int) -> list[str]:
 # The steps of a token request timed by --breakdown: (module, attribute, label). Each is
 # patched where the code looks it up, so the wrapper is what runs.
 STEPS = (
-    ("courseschool.authz.web.token", "form_params", "form parsing"),
-    ("courseschool.authz.web.introspection", "form_params", "form parsing"),
+    ("courseschool.authz.web.http", "form_fields", "form parsing"),
     ("courseschool.common.ratelimit", "RateLimiter.hit", "rate limits (leases)"),
     ("courseschool.authz.endpoints.token", "authenticate_client", "client lookup and authentication"),
     ("courseschool.authz.storage.keys", "KeyRing.verify", "access token verification (remembered)"),
