@@ -45,6 +45,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import shipped  # noqa: E402
 from bench.activity import activity_section, add_own_activity, grow  # noqa: E402
 from bench.growth import growth_section  # noqa: E402
 from bench.harness import (  # noqa: E402
@@ -326,9 +327,11 @@ def in_process_settings(dsn: str, base: str) -> dict[str, str]:
 
 
 def server_command(server: str, port: int, app: str = "courseschool.platform.asgi:app", workers: int = 1) -> list[str]:
+    """granian from the packages the image ships (`shipped.py`); uvicorn, a development
+    runner only, from the bench's own Python."""
     if server == "granian":
         return [
-            str(Path(sys.executable).with_name("granian")),
+            str(shipped.python().with_name("granian")),
             "--interface",
             "asgi",
             "--host",
@@ -729,7 +732,12 @@ async def bench(
         )
         + ". The "
         f"all-in-one process (the three apps behind the path router) on {server}, one worker, LOG_LEVEL=info "
-        "(a JSON line per request, as in production), against real PostgreSQL and Redis.",
+        "(a JSON line per request, as in production), against real PostgreSQL and Redis"
+        + (
+            "; granian serves from the packages the image ships and no others (bench/shipped.py)."
+            if server == "granian"
+            else "."
+        ),
         "",
         "| scenario | req/s | ratio to ceiling | p50 ms | p99 ms | non-2xx |",
         "|---|---:|---:|---:|---:|---:|",
@@ -937,7 +945,9 @@ async def split_services(seconds: int) -> list[str]:
     rates = {**RATES, "LOG_LEVEL": "info"}
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-split-"))
     async with scratch_database("bench_split") as dsn:
-        with running_topology(dsn, REDIS, KEK, tmp, nginx, overrides={"authz": rates}) as topology:
+        with running_topology(
+            dsn, REDIS, KEK, tmp, nginx, overrides={"authz": rates}, python=str(shipped.python())
+        ) as topology:
             idle = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
             base = topology.base_url
             reg, tokens = await owner_tokens(base, "openid courses:read", topology.email, topology.password)

@@ -104,6 +104,7 @@ class Service:
     env: dict[str, str]
     log_path: Path
     cwd: Path
+    python: str = sys.executable  # the interpreter that serves (the bench's: the shipped packages)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -113,7 +114,7 @@ class Service:
     @property
     def command(self) -> list[str]:
         return [
-            sys.executable,
+            self.python,
             "-m",
             f"courseschool.{self.package}",
             "serve",
@@ -331,11 +332,13 @@ def running_topology(
     nginx_binary: str,
     *,
     overrides: Mapping[str, Mapping[str, str]] | None = None,
+    python: str = sys.executable,
 ) -> Iterator[Topology]:
     """The three services and the gateway, set up as the module's docstring says, on a
     fresh database (the school and its owner are created, not looked up). `overrides`
     adds or replaces environment variables per service (compose names), e.g.
-    {"resource-api": {"TOKEN_VALIDATION": "introspection"}}."""
+    {"resource-api": {"TOKEN_VALIDATION": "introspection"}}. `python` serves the three
+    services (the migrations and the operator's commands run on this process's own)."""
     folder.mkdir(parents=True, exist_ok=True)
     setup_log = folder / "operator.log"
     ports = {name: free_port() for name in SERVICES}
@@ -362,6 +365,7 @@ def running_topology(
                 env=env_of(name),
                 log_path=folder / f"{name}.log",
                 cwd=folder,
+                python=python,
             )
             for name, (package, _) in SERVICES.items()
         }
