@@ -76,7 +76,9 @@ def _podman_service() -> str | None:
         shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(stop)
-    deadline = time.monotonic() + 15
+    # Quiet, it answers in about 2 s; 8 s with both cores busy, and longer while the tier
+    # builds an image beside it: a slow start is no reason to fall back.
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and service.poll() is None:
         with contextlib.suppress(Exception):
             _ping(f"unix://{socket}")
