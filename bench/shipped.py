@@ -2,7 +2,8 @@
 
 `.venv` holds the development tools too (pytest, schemathesis, Playwright, ...), and
 some libraries load what they find: Litestar adds its pydantic plugins whenever pydantic
-can be imported, about 5 MiB of a worker's RSS that no deployment has. So the bench
+can be imported, which no deployment has (6.5 MiB of RSS at the all-in-one's import
+alone; bench/RESULTS.md has the figures after load). So the bench
 serves the platform from a virtualenv made as deploy/Dockerfile makes the image's
 /opt/venv: the third-party dependencies the four service packages declare, at the
 lock's versions, with uv and without building anything, then the local packages
