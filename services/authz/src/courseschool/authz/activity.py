@@ -64,7 +64,3 @@ class ActivityReader:
                 return None
             found.update({g.grant_id: g for g in answer.grants})
         return found
-
-    async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()

@@ -5,7 +5,7 @@ closes it; each handler is given its family (families.py) by dependency injectio
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
 
 import httpx
@@ -82,13 +82,19 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with backing_services(settings, "authz") as (pool, redis):
-            to_resource = resource or httpx.AsyncClient(
+        # A client given by the caller stays the caller's; the one made here is closed
+        # however the lifespan ends.
+        reaching: AbstractAsyncContextManager[httpx.AsyncClient] = (
+            nullcontext(resource)
+            if resource is not None
+            else httpx.AsyncClient(
                 base_url=settings.resource_internal_url,
                 event_hooks={"request": [forward_request_id]},
                 timeout=3.0,
                 verify=default_tls(),
             )
+        )
+        async with backing_services(settings, "authz") as (pool, redis), reaching as to_resource:
             components = Components.build(
                 settings, pool, redis, clock or SystemClock(), resource=to_resource, document_web=document_web
             )

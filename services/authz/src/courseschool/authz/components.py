@@ -169,7 +169,6 @@ class Components:
         loops: list[BackgroundLoop] = [*self._loops, self.events, *([self.webhook] if self.webhook else [])]
         await asyncio.gather(*(loop.stop() for loop in loops))
         self._loops.clear()
-        await self.activity.aclose()
         self.passwords.close()
         await self.client_cache.close()
         if self.fetcher is not None:
