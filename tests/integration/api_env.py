@@ -5,7 +5,9 @@ given roles at given schools."""
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -23,6 +25,7 @@ from courseschool.resource_api.settings import ResourceSettings
 
 from .conftest import AppClient
 from .flow import BASE_URL, Flow
+from .shelf import LentClock, Shelf
 
 RS_CLIENT = ("resource-api-test", "resource-api-test-secret")
 
@@ -62,9 +65,41 @@ class _Later:
         await self.app(scope, receive, send)
 
 
+@dataclass
+class _Pair:
+    """The two apps of an environment, built once per test process and lent (shelf.py):
+    the authorization server reaches the resource API through `resource_link`, the
+    resource API the authorization server through `to_authz`, which notes each path
+    asked in `calls`; both read `clock`."""
+
+    authz: Litestar
+    resource: Litestar
+    clock: LentClock
+    resource_link: _Later
+    calls: list[str]
+
+
+def _pair(authz_settings: AuthzSettings, rs_settings: ResourceSettings) -> _Pair:
+    clock = LentClock()
+    link = _Later()  # authz reads activity from the resource API, made below
+    to_resource = httpx.AsyncClient(transport=httpx.ASGITransport(app=link), base_url="http://resource")
+    authz_app = create_authz(authz_settings, clock=clock, resource=to_resource)
+    calls: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        pair.calls.append(request.url.path)
+
+    to_authz = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
+    )
+    pair = _Pair(authz_app, create_resource(rs_settings, authz=to_authz, clock=clock), clock, link, calls)
+    return pair
+
+
 @contextlib.asynccontextmanager
 async def api_env(
     *,
+    shelf: Shelf,
     authz_settings: AuthzSettings,
     database_url: str,
     redis_url: str,
@@ -77,46 +112,36 @@ async def api_env(
     resource_settings: Mapping[str, object] | None = None,
 ) -> AsyncIterator[ApiEnv]:
     """`resource_settings` adds to or overrides the resource API's settings."""
-    resource_later = _Later()  # authz reads activity from the resource API, made below
-    to_resource = httpx.AsyncClient(transport=httpx.ASGITransport(app=resource_later), base_url="http://resource")
-    authz_app = create_authz(authz_settings, clock=clock, resource=to_resource)
-    async with AppLifespan(authz_app):
-        await PgClientStore(pool).ensure_service_client(
-            client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API"
-        )
-        calls: list[str] = []
-
-        async def record(request: httpx.Request) -> None:
-            calls.append(request.url.path)
-
-        to_authz = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
-        )
-        wiring: dict[str, Any] = {
-            "base_url": BASE_URL,
-            "database_url": database_url,
-            "redis_url": rs_redis_url or redis_url,
-            "token_validation": mode,
-            "rs_client_id": RS_CLIENT[0],
-            "rs_client_secret": RS_CLIENT[1],
-            "internal_token": "internal-test-token",
-            "jwks_refetch_interval": jwks_refetch,
-            # The activity's background flush left to the tests (ActivityJob.run_once).
-            "activity_flush_interval": 300,
-        }
-        rs_settings = load_settings(ResourceSettings, environ={}, **{**wiring, **(resource_settings or {})})
-        rs_app = create_resource(rs_settings, authz=to_authz, clock=clock)
-        resource_later.app = rs_app
-        async with AppLifespan(rs_app):
-            if rs_redis_url is None:
-                assert await rs_app.state.resource_api.verifier.feed.wait_healthy()
-            async with (
-                AppClient(transport=httpx.ASGITransport(app=authz_app), base_url=BASE_URL) as authz_client,
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=rs_app), base_url=BASE_URL) as api,
-            ):
-                authz_client.app = authz_app
-                running = ApiEnv(Flow(authz_client, pool, redis), api, rs_app, pool)
-                running.authz_calls = calls
-                running.resource_link = resource_later
-                yield running
-        await to_authz.aclose()
+    wiring: dict[str, Any] = {
+        "base_url": BASE_URL,
+        "database_url": database_url,
+        "redis_url": rs_redis_url or redis_url,
+        "token_validation": mode,
+        "rs_client_id": RS_CLIENT[0],
+        "rs_client_secret": RS_CLIENT[1],
+        "internal_token": "internal-test-token",
+        "jwks_refetch_interval": jwks_refetch,
+        # The activity's background flush left to the tests (ActivityJob.run_once).
+        "activity_flush_interval": 300,
+    }
+    rs_settings = load_settings(ResourceSettings, environ={}, **{**wiring, **(resource_settings or {})})
+    built = functools.partial(_pair, authz_settings, rs_settings)
+    with shelf.lend(("api", authz_settings, rs_settings), built) as pair, pair.clock.reading(clock):
+        pair.resource_link.app = pair.resource  # a test may have pointed it elsewhere
+        pair.calls = []
+        async with AppLifespan(pair.authz):
+            await PgClientStore(pool).ensure_service_client(
+                client_id=RS_CLIENT[0], secret=RS_CLIENT[1], name="Resource API"
+            )
+            async with AppLifespan(pair.resource):
+                if rs_redis_url is None:
+                    assert await pair.resource.state.resource_api.verifier.feed.wait_healthy()
+                async with (
+                    AppClient(transport=httpx.ASGITransport(app=pair.authz), base_url=BASE_URL) as authz_client,
+                    httpx.AsyncClient(transport=httpx.ASGITransport(app=pair.resource), base_url=BASE_URL) as api,
+                ):
+                    authz_client.app = pair.authz
+                    running = ApiEnv(Flow(authz_client, pool, redis), api, pair.resource, pool)
+                    running.authz_calls = pair.calls
+                    running.resource_link = pair.resource_link
+                    yield running

@@ -23,6 +23,7 @@ from ..support.tls import HttpsServer, https_server, site_web
 from .admin_api import with_admin
 from .cimd import cimd_settings
 from .flow import BASE_URL, Flow
+from .shelf import Shelf, authz_app
 
 
 @pytest.fixture
@@ -58,12 +59,19 @@ async def serve(app: Litestar) -> AsyncIterator[AppClient]:
             yield client
 
 
+@pytest.fixture(scope="session")
+def shelf() -> Shelf:
+    """The apps this test process has built, lent to its tests (shelf.py)."""
+    return Shelf()
+
+
 @pytest.fixture
 async def client(
-    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock
+    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock, shelf: Shelf
 ) -> AsyncIterator[AppClient]:
-    async with serve(create_app(authz_settings, clock=clock)) as app_client:
-        yield app_client
+    with authz_app(shelf, authz_settings, clock) as app:
+        async with serve(app) as app_client:
+            yield app_client
 
 
 @pytest.fixture
@@ -73,11 +81,12 @@ async def flow(client: AppClient, clean_db: asyncpg.Pool, redis_client: object) 
 
 @pytest.fixture
 async def admin_flow(
-    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock
+    authz_settings: AuthzSettings, clean_db: asyncpg.Pool, redis_client: object, clock: FrozenClock, shelf: Shelf
 ) -> AsyncIterator[Flow]:
     """An authorization server whose admin API is on (ADMIN_TOKEN: admin_api.ADMIN)."""
-    async with serve(create_app(with_admin(authz_settings), clock=clock)) as client:
-        yield Flow(client, clean_db, redis_client)
+    with authz_app(shelf, with_admin(authz_settings), clock) as app:
+        async with serve(app) as client:
+            yield Flow(client, clean_db, redis_client)
 
 
 @pytest.fixture
@@ -105,6 +114,7 @@ def open_api_env(
     clean_db: asyncpg.Pool,
     redis_client: object,
     clock: FrozenClock,
+    shelf: Shelf,
 ) -> Callable[..., AbstractAsyncContextManager[Any]]:
     """Opens the authorization server and the resource API side by side, an
     `api_env.ApiEnv`, on this test's database, Redis and clock:
@@ -119,6 +129,7 @@ def open_api_env(
         "pool": clean_db,
         "redis": redis_client,
         "clock": clock,
+        "shelf": shelf,
     }
     return lambda **options: api_env(**{**wiring, **options})
 
