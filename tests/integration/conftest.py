@@ -13,13 +13,13 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.storage.client_metadata import DocumentWeb
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
-from ..support.tls import HttpsServer, https_server, site_web
+from ..support.tls import HttpsServer, https_server, make_ca_and_server_cert, site_web
 from .admin_api import with_admin
 from .cimd import cimd_settings
 from .flow import BASE_URL, Flow
@@ -89,21 +89,39 @@ async def admin_flow(
             yield Flow(client, clean_db, redis_client)
 
 
+@pytest.fixture(scope="session")
+def site_certs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The CA of every `site` of this test process, and the certificate its servers present."""
+    return make_ca_and_server_cert(tmp_path_factory.mktemp("site-ca"))
+
+
+@pytest.fixture(scope="session")
+def site_document_web(site_certs: tuple[Path, Path, Path]) -> DocumentWeb:
+    """Where an app of `cimd_flow` fetches documents: any `site` of this process."""
+    return site_web(site_certs[0])
+
+
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[tuple[HttpsServer, Path]]:
+def site(tmp_path: Path, site_certs: tuple[Path, Path, Path]) -> Iterator[tuple[HttpsServer, Path]]:
     """A local HTTPS server and its CA, standing in for the web (Client ID Metadata Documents)."""
-    with https_server(tmp_path) as running:
+    with https_server(tmp_path, site_certs) as running:
         yield running
 
 
 @pytest.fixture
 async def cimd_flow(
-    authz_settings: AuthzSettings, site: tuple[HttpsServer, Path], clean_db: asyncpg.Pool, redis_client: object, clock
+    authz_settings: AuthzSettings,
+    site: tuple[HttpsServer, Path],
+    site_document_web: DocumentWeb,
+    clean_db: asyncpg.Pool,
+    redis_client: object,
+    clock: FrozenClock,
+    shelf: Shelf,
 ) -> AsyncIterator[Flow]:
     """The flow against an app that fetches metadata documents from `site`."""
-    _, ca = site
-    async with serve(create_app(cimd_settings(authz_settings), clock=clock, document_web=site_web(ca))) as client:
-        yield Flow(client, clean_db, redis_client)
+    with authz_app(shelf, cimd_settings(authz_settings), clock, document_web=site_document_web) as app:
+        async with serve(app) as client:
+            yield Flow(client, clean_db, redis_client)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ their own. What a test hands an app when it is built and must stay the test's ow
 clock and the link between two apps, goes through stand-ins set at each loan (an app
 leaves the clients it was given open: docs/design.md).
 
-Only the fixtures borrow (`client`, `admin_flow`, `open_api_env`); a test that builds an
+Only the fixtures borrow (`client`, `admin_flow`, `cimd_flow`, `open_api_env`); a test that builds an
 app itself (other settings, another clock beside the fixture's) still builds it."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from litestar import Litestar
 
 from courseschool.authz.app import create_app
 from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.storage.client_metadata import PUBLIC_WEB, DocumentWeb
 from courseschool.common.clock import Clock
 
 T = TypeVar("T")
@@ -78,12 +79,15 @@ class Clocked:
 
 
 @contextmanager
-def authz_app(shelf: Shelf, settings: AuthzSettings, clock: Clock) -> Iterator[Litestar]:
-    """The authorization server built from `settings`, reading `clock`, for one test."""
+def authz_app(
+    shelf: Shelf, settings: AuthzSettings, clock: Clock, *, document_web: DocumentWeb = PUBLIC_WEB
+) -> Iterator[Litestar]:
+    """The authorization server built from `settings` (fetching metadata documents from
+    `document_web`), reading `clock`, for one test."""
 
     def build() -> Clocked:
         lent = LentClock()
-        return Clocked(create_app(settings, clock=lent), lent)
+        return Clocked(create_app(settings, clock=lent, document_web=document_web), lent)
 
-    with shelf.lend(("authz", settings), build) as shelved, shelved.clock.reading(clock):
+    with shelf.lend(("authz", settings, document_web), build) as shelved, shelved.clock.reading(clock):
         yield shelved.app

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from courseschool.authz.settings import AuthzSettings
+from courseschool.authz.storage.client_metadata import DocumentWeb
 from courseschool.common.clock import FrozenClock
 
 from .admin_api import with_admin
@@ -64,7 +65,9 @@ def test_apps_built_from_other_settings_are_not_lent_for_these(authz_settings: A
         pass
     with authz_app(shelf, with_admin(authz_settings), clock) as other:
         assert other is not plain
-    assert shelf.built == 2
+    with authz_app(shelf, authz_settings, clock, document_web=DocumentWeb(verify=False)) as fetching_elsewhere:
+        assert fetching_elsewhere not in (plain, other)
+    assert shelf.built == 3
 
 
 def test_a_shelved_clock_refuses_to_tell_the_time_between_loans() -> None:

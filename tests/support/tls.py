@@ -114,8 +114,10 @@ class HttpsServer:
 
 
 @contextmanager
-def https_server(folder: Path) -> Iterator[tuple[HttpsServer, Path]]:
-    ca, cert, key = make_ca_and_server_cert(folder)
+def https_server(folder: Path, certs: tuple[Path, Path, Path] | None = None) -> Iterator[tuple[HttpsServer, Path]]:
+    """A local HTTPS server and its CA: a new CA and certificate in `folder`, or `certs`
+    made earlier (make_ca_and_server_cert) when several servers share one CA."""
+    ca, cert, key = certs or make_ca_and_server_cert(folder)
     replies: dict[str, Reply] = {}
     hits: dict[str, int] = {}
     served = HttpsServer(0, replies, hits)
