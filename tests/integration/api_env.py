@@ -84,7 +84,6 @@ def _pair(authz_settings: AuthzSettings, rs_settings: ResourceSettings) -> _Pair
     link = _Later()  # authz reads activity from the resource API, made below
     to_resource = httpx.AsyncClient(transport=httpx.ASGITransport(app=link), base_url="http://resource")
     authz_app = create_authz(authz_settings, clock=clock, resource=to_resource)
-    calls: list[str] = []
 
     async def record(request: httpx.Request) -> None:
         pair.calls.append(request.url.path)
@@ -92,7 +91,7 @@ def _pair(authz_settings: AuthzSettings, rs_settings: ResourceSettings) -> _Pair
     to_authz = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=authz_app), base_url="http://authz", event_hooks={"request": [record]}
     )
-    pair = _Pair(authz_app, create_resource(rs_settings, authz=to_authz, clock=clock), clock, link, calls)
+    pair = _Pair(authz_app, create_resource(rs_settings, authz=to_authz, clock=clock), clock, link, [])
     return pair
 
 
