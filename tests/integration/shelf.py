@@ -9,8 +9,9 @@ their own. What a test hands an app when it is built and must stay the test's ow
 clock and the link between two apps, goes through stand-ins set at each loan (an app
 leaves the clients it was given open: docs/design.md).
 
-Only the fixtures borrow (`client`, `admin_flow`, `cimd_flow`, `open_api_env`); a test that builds an
-app itself (other settings, another clock beside the fixture's) still builds it."""
+Only the fixtures borrow (`client`, `admin_flow`, `cimd_flow`, `open_api_env`); a test
+that builds an app itself (other settings, another clock beside the fixture's) still
+builds it."""
 
 from __future__ import annotations
 
