@@ -9,16 +9,25 @@ from __future__ import annotations
 from typing import Any
 
 from courseschool.authz.endpoints.admin import AdminService
+from courseschool.common.scopes import format_scope
 
 from .flow import REDIRECT_URI, Flow, csrf_of, pkce_pair, query_of
 
 WIDE = "openid courses:read courses:write school:write students:write members:write"
 
 
-async def _open_consent_page(flow: Flow, reg: dict[str, Any], user: dict[str, str], scope: str) -> tuple[str, str]:
-    """Authorize, sign in, and show the consent page once; (the interaction path, the page's text)."""
+async def _open_consent_page(
+    flow: Flow, reg: dict[str, Any], user: dict[str, str], scope: str | None
+) -> tuple[str, str]:
+    """Authorize (without `scope` when None: the client's default), sign in, and show the
+    consent page once; (the interaction path, the page's text)."""
     _, challenge = pkce_pair()
-    start = await flow.start(flow.authorize_params(reg, challenge, scope=scope))
+    params = flow.authorize_params(reg, challenge)
+    if scope is None:
+        del params["scope"]
+    else:
+        params["scope"] = scope
+    start = await flow.start(params)
     assert start.status_code == 303, start.text
     interaction = start.headers["location"]
     assert (await flow.login(interaction, user)).status_code == 303
@@ -38,11 +47,24 @@ async def _granted_scope(flow: Flow, reg: dict[str, Any]) -> str:
     return await flow.pool.fetchval("SELECT scope FROM authz_grants WHERE client_id = $1", reg["client_id"])
 
 
-async def test_a_registration_widened_while_the_page_is_open_grants_only_what_the_page_showed(flow: Flow) -> None:
-    reg = await flow.register(client_name="Narrow CLI", scope="openid courses:read")
+async def test_a_self_registered_clients_scope_is_a_default_not_a_ceiling(flow: Flow) -> None:
+    """RFC 6749 §3.3 / INTERFACE: the MCP SDKs register with the scope they chose first
+    and ask for more later; the person decides on the page, within their role."""
+    reg = await flow.register(client_name="Growing CLI", scope="openid courses:read")
     owner = await flow.user("owner")
     interaction, text = await _open_consent_page(flow, reg, owner, WIDE)
-    assert "Not granted: beyond what the app registered" in text
+    assert "beyond what the app registered" not in text
+    assert "code" in await _approve(flow, interaction, text)
+    assert await _granted_scope(flow, reg) == format_scope(WIDE.split())
+
+
+async def test_a_registration_widened_while_the_page_is_open_grants_only_what_the_page_showed(flow: Flow) -> None:
+    """The request asks for the registered default; the client widens its registration
+    (RFC 7592) while the page is open: the approval grants what the page showed."""
+    reg = await flow.register(client_name="Narrow CLI", scope="openid courses:read")
+    owner = await flow.user("owner")
+    interaction, text = await _open_consent_page(flow, reg, owner, None)
+    assert "change" not in text.split("It will be able to", 1)[1].split("Deny", 1)[0].lower()
     widened = await flow.client.put(
         reg["registration_client_uri"].removeprefix("http://127.0.0.1:8000"),
         headers={"Authorization": f"Bearer {reg['registration_access_token']}"},

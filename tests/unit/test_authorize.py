@@ -112,7 +112,7 @@ async def test_unsafe_errors_win_over_later_errors() -> None:
         ({"response_mode": "form_post"}, errors.InvalidRequestError),
         ({"scope": "openid " + "courses:read " * 400}, errors.InvalidRequestError),  # too long
         ({"scope": "openid courses:admin"}, errors.InvalidScopeError),
-        ({"scope": "offline_access"}, errors.InvalidScopeError),
+        ({"scope": "offline_access courses:admin"}, errors.InvalidScopeError),  # ignored, the unknown one refused
         ({"code_challenge": None}, errors.InvalidRequestError),
         ({"code_challenge_method": None}, errors.InvalidRequestError),
         ({"code_challenge_method": "plain"}, errors.InvalidRequestError),
@@ -238,3 +238,23 @@ async def test_missing_scope_asks_for_the_documented_default(omitted: str | None
 async def test_missing_scope_asks_for_the_clients_registered_scope() -> None:
     _, req = await validate(params(client_id="scoped", scope=None))
     assert req.scope == ["openid", "email", "courses:read"]
+
+
+@pytest.mark.parametrize(
+    ("scope", "asked"),
+    [
+        ("openid offline_access courses:read", ["openid", "courses:read"]),
+        ("offline_access openid", ["openid"]),
+    ],
+)
+async def test_offline_access_is_accepted_and_ignored(scope: str, asked: list[str]) -> None:
+    """RFC 6749 §3.3 lets the server ignore a scope; generic OpenID Connect clients add
+    offline_access by habit, and refresh tokens go to every refresh-grant client anyway."""
+    _, req = await validate(params(scope=scope))
+    assert req.scope == asked
+
+
+async def test_offline_access_alone_asks_for_the_default() -> None:
+    _, only = await validate(params(client_id="scoped", scope="offline_access"))
+    _, none = await validate(params(client_id="scoped", scope=None))
+    assert only.scope == none.scope == ["openid", "email", "courses:read"]

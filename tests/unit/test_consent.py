@@ -1,4 +1,4 @@
-"""What the user may grant (role cap, client's registered scope) and when a login
+"""What the user may grant (role cap, an integration's registered scope) and when a login
 session may be reused (OIDC Core §3.1.2.1 prompt and max_age)."""
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ from .factories import make_client
 @pytest.mark.parametrize(
     ("requested", "role", "client_scope", "granted", "dropped"),
     [
+        # a self-registered client's registered scope is a default, not a ceiling
+        (
+            ["openid", "courses:read", "courses:write"],
+            "owner",
+            "openid courses:read",
+            ["openid", "courses:read", "courses:write"],
+            [],
+        ),
         # owner/admin: everything
         (["openid", "school:write"], "owner", None, ["openid", "school:write"], []),
         (list(ALL_SCOPE_NAMES), "admin", None, list(ALL_SCOPE_NAMES), []),
@@ -52,14 +60,6 @@ from .factories import make_client
         (["courses:write"], "student", None, [], ["courses:write"]),
         # unknown role: nothing
         (["openid"], "janitor", None, [], ["openid"]),
-        # the client's registered scope caps further
-        (
-            ["openid", "courses:read", "courses:write"],
-            "owner",
-            "openid courses:read",
-            ["openid", "courses:read"],
-            ["courses:write"],
-        ),
         (["openid", "courses:write"], "student", "courses:write openid", ["openid"], ["courses:write"]),
         # order is the registry's, not the request's
         (["courses:read", "email", "openid"], "owner", None, ["openid", "email", "courses:read"], []),
@@ -74,6 +74,28 @@ def test_grantable_caps_by_role_and_client_scope_in_registry_order(
     assert got_dropped == dropped
 
 
+@pytest.mark.parametrize(
+    ("requested", "role", "client_scope", "granted", "dropped"),
+    [
+        # an integration's registered scope is a ceiling, under the role's
+        (
+            ["openid", "courses:read", "courses:write"],
+            "owner",
+            "openid courses:read",
+            ["openid", "courses:read"],
+            ["courses:write"],
+        ),
+        (["openid", "courses:write"], "student", "courses:write openid", ["openid"], ["courses:write"]),
+        (["openid", "school:write"], "owner", None, ["openid", "school:write"], []),  # none registered: no ceiling
+    ],
+)
+def test_an_integrations_registered_scope_is_its_ceiling(
+    requested: list[str], role: str, client_scope: str | None, granted: list[str], dropped: list[str]
+) -> None:
+    integration = make_client(scope=client_scope, is_integration=True, token_endpoint_auth_method="client_secret_post")
+    assert grantable(requested, role=role, client=integration) == (granted, dropped)
+
+
 def test_grantable_dedupes_repeated_names() -> None:
     granted, dropped = grantable(
         ["openid", "openid", "school:write", "school:write"], role="student", client=make_client()
@@ -82,16 +104,30 @@ def test_grantable_dedupes_repeated_names() -> None:
 
 
 def test_offer_tells_apart_beyond_the_registration_and_beyond_the_role() -> None:
-    client = make_client(scope="openid courses:read courses:write")
+    client = make_client(
+        scope="openid courses:read courses:write", is_integration=True, token_endpoint_auth_method="client_secret_post"
+    )
     got = offer(["courses:write", "school:write", "openid", "courses:read"], role="lecturer", client=client)
     assert got.granted == ["openid", "courses:read", "courses:write"]
-    assert got.beyond_registration == ["school:write"]  # not the role's doing: the app never registered it
+    assert got.beyond_registration == ["school:write"]  # not the role's doing: the integration was never given it
     assert got.beyond_role == []
     student = offer(["courses:write", "school:write", "openid"], role="student", client=client)
     assert (student.granted, student.beyond_registration, student.beyond_role) == (
         ["openid"],
         ["school:write"],
         ["courses:write"],
+    )
+
+
+def test_a_self_registered_client_asking_beyond_its_registration_is_offered_it() -> None:
+    """The MCP SDKs register with the scope they chose first and step up after a 403
+    insufficient_scope: the registration is a default, so the wider request is offered."""
+    client = make_client(scope="openid courses:read")
+    got = offer(["openid", "courses:read", "courses:write"], role="owner", client=client)
+    assert (got.granted, got.beyond_registration, got.beyond_role) == (
+        ["openid", "courses:read", "courses:write"],
+        [],
+        [],
     )
 
 

@@ -100,7 +100,7 @@ def test_redirect_uri_is_checked_before_other_metadata() -> None:
         {"application_type": "web"},
         {"application_type": "browser"},
         {"scope": "openid courses:admin"},  # unknown scope
-        {"scope": "offline_access"},
+        {"scope": "offline_access courses:admin"},  # offline_access ignored, the unknown one refused
         {"scope": ""},
         {"scope": "   "},
         {"id_token_signed_response_alg": "none"},
@@ -145,6 +145,8 @@ def test_non_json_object_body_is_invalid_client_metadata(raw: bytes) -> None:
         ({"grant_types": ["authorization_code"]}, "grant_types", ["authorization_code"]),
         ({"id_token_signed_response_alg": "ES256"}, "id_token_signed_response_alg", "ES256"),
         ({"scope": "courses:read openid openid"}, "scope", "openid courses:read"),  # normalised
+        ({"scope": "openid offline_access courses:read"}, "scope", "openid courses:read"),  # ignored, not refused
+        ({"scope": "offline_access"}, "scope", None),  # only what is ignored: no default of its own
         ({"client_name": "My App"}, "client_name", "My App"),
         ({"client_name": "x" * 200}, "client_name", "x" * 200),
         ({"software_id": "ignored", "logo_uri": "https://x"}, "application_type", "native"),  # unknown members ignored

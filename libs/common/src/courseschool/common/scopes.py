@@ -212,6 +212,13 @@ def _role_cap(role: Role) -> frozenset[str]:
 
 ROLE_CAPS: dict[Role, frozenset[str]] = {role: _role_cap(role) for role in ROLES}
 
+# RFC 9728 §2 `scopes_supported` of the protected resource: what a client asks for when
+# nothing else tells it (MCP clients request this list when no challenge names a scope),
+# so the minimal set for basic use: sign-in, name, e-mail and reading every area. Writes
+# are asked for when needed, through the 403 `insufficient_scope` challenge (step-up);
+# the authorization server's own metadata (RFC 8414) lists every scope.
+BASIC_SCOPES: tuple[str, ...] = tuple(s.name for s in SCOPES if s.access != "write")
+
 # RFC 6749 §3.3: what an authorization request without `scope` asks for, when the client
 # registered no `scope` of its own: sign-in, the user's name, and reading every area. The
 # role cap then drops the areas the user may not read, as for any request.
@@ -231,6 +238,19 @@ def parse_scope(value: str) -> list[str]:
         if name:
             seen.setdefault(name, None)
     return list(seen)
+
+
+# Scopes a request may name that this server does not offer and ignores (RFC 6749 §3.3:
+# the server may fully or partially ignore the scope requested). OpenID Connect clients
+# add `offline_access` by habit (OIDC Core §11); refresh tokens go to every client
+# registered for the `refresh_token` grant, so it asks for nothing more here.
+IGNORED_SCOPES = frozenset({"offline_access"})
+
+
+def requested_scope(value: str) -> list[str]:
+    """A `scope` parameter as a request asks it: its distinct names, in order, less those
+    this server ignores (`IGNORED_SCOPES`). Empty when it named only those."""
+    return [name for name in parse_scope(value) if name not in IGNORED_SCOPES]
 
 
 def unknown_scopes(names: list[str]) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from courseschool.common.dpop import ALGORITHMS as DPOP_ALGORITHMS
 from courseschool.common.resource import canonical_resource
-from courseschool.common.scopes import ALL_SCOPE_NAMES
+from courseschool.common.scopes import BASIC_SCOPES
 
 from .settings import ResourceSettings
 
@@ -15,7 +15,10 @@ def protected_resource_metadata(settings: ResourceSettings) -> dict[str, Any]:
     return {
         "resource": canonical_resource(settings.base_url),
         "authorization_servers": [settings.issuer],
-        "scopes_supported": list(ALL_SCOPE_NAMES),
+        # §2: "scopes ... used in authorization requests to request access to this
+        # resource": the minimal set a client asks for first (BASIC_SCOPES); writes come
+        # through the 403 insufficient_scope challenge, which names the scope.
+        "scopes_supported": list(BASIC_SCOPES),
         "bearer_methods_supported": ["header"],
         "resource_name": settings.resource_name,
         "resource_documentation": f"{settings.base_url}/auth.md",

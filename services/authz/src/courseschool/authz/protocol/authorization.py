@@ -30,7 +30,7 @@ from courseschool.common.errors import (
     fit_description,
 )
 from courseschool.common.resource import canonical_resource
-from courseschool.common.scopes import DEFAULT_SCOPE, parse_scope, unknown_scopes
+from courseschool.common.scopes import DEFAULT_SCOPE, parse_scope, requested_scope, unknown_scopes
 
 from . import pkce
 from .models import Client
@@ -175,12 +175,14 @@ def _validate_rest(
 
 def _scope(value: str | None, client: Client) -> list[str]:
     """RFC 6749 §3.3: without `scope` the request asks for a default: the client's registered
-    `scope`, else `DEFAULT_SCOPE`; either is capped by the user's role like any request."""
-    if value is None or not value.strip():
-        return parse_scope(client.scope) if client.scope else list(DEFAULT_SCOPE)
-    if len(value) > MAX_SCOPE:
+    `scope`, else `DEFAULT_SCOPE`; either is capped by the user's role like any request.
+    Scopes the server ignores (`offline_access`) are dropped before anything else, so a
+    request naming only them asks for the default too; an unknown one is refused."""
+    if value is not None and len(value) > MAX_SCOPE:
         raise InvalidRequestError("scope is too long")
-    names = parse_scope(value)
+    names = requested_scope(value or "")
+    if not names:
+        return parse_scope(client.scope) if client.scope else list(DEFAULT_SCOPE)
     unknown = unknown_scopes(names)
     if unknown:
         raise InvalidScopeError(f"unknown scope: {fit_description(' '.join(unknown[:5]))}")

@@ -1,8 +1,16 @@
 """What the user is asked and what the grant holds.
 
 The user's role caps the scopes they can grant; known scopes beyond the cap (or
-beyond a client's registered `scope`, RFC 7591 §2) are dropped, never refused, and
-the token response's `scope` says what was granted (RFC 6749 §3.3).
+beyond an integration's registered `scope`) are dropped, never refused, and the token
+response's `scope` says what was granted (RFC 6749 §3.3).
+
+A client's registered `scope` (RFC 7591 §2) is a ceiling only for the integrations an
+administrator made. For a self-registered client (dynamic registration, a metadata
+document) it is the default of a request without `scope` and nothing more: anyone can
+register, so the registration vouches for nothing, and MCP clients register with the
+scope they first chose and later ask for more after a 403 insufficient_scope (the
+step-up). What such a client gets is bounded by the page the person approves, their
+role and the school's rules.
 OIDC Core §3.1.2.1: `prompt=login` and `max_age` force a fresh login.
 """
 
@@ -22,13 +30,21 @@ class Offer(msgspec.Struct, frozen=True, kw_only=True):
     registry's order."""
 
     granted: list[str]
-    beyond_registration: list[str]  # outside the client's registered `scope` (RFC 7591 §2)
+    beyond_registration: list[str]  # outside an integration's registered `scope` (its ceiling)
     beyond_role: list[str]  # within it, but outside what the person's role may grant
+
+
+def registered_ceiling(client: Client) -> frozenset[str] | None:
+    """The scopes a client may never be granted beyond: an integration's registered
+    `scope`; None (no ceiling) for a self-registered client, whose `scope` is a default."""
+    if not client.is_integration or client.scope is None:
+        return None
+    return frozenset(parse_scope(client.scope))
 
 
 def offer(requested: list[str], *, role: str, client: Client) -> Offer:
     role_cap = ROLE_CAPS.get(role, frozenset())  # type: ignore[call-overload]
-    registered = frozenset(parse_scope(client.scope)) if client.scope is not None else None
+    registered = registered_ceiling(client)
     beyond_registration = [s for s in requested if registered is not None and s not in registered]
     beyond_role = [s for s in requested if s not in beyond_registration and s not in role_cap]
     granted = [s for s in requested if s not in beyond_registration and s not in beyond_role]
@@ -59,7 +75,7 @@ def approved_scope(shown: list[str] | None, grantable_now: list[str], kept: list
 
 
 def capped_scope(scope: str, *, user: User, client: Client) -> str:
-    """The scopes of a grant that the user's current role (and the client's registered
+    """The scopes of a grant that the user's current role (and an integration's registered
     `scope`) still allow. The cap applies at every use of a grant, not only when it is
     made: after a demotion a refresh never yields a scope the new role does not allow,
     and the token response's `scope` says what was granted (RFC 6749 §3.3, §5.1)."""

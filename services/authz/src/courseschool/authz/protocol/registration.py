@@ -17,7 +17,7 @@ import msgspec
 
 from courseschool.common.errors import InvalidClientMetadataError, InvalidRedirectUriError, fit_description
 from courseschool.common.jsonbody import decode_json
-from courseschool.common.scopes import format_scope, parse_scope, unknown_scopes
+from courseschool.common.scopes import format_scope, parse_scope, requested_scope, unknown_scopes
 from courseschool.common.secrets import digest, same
 
 from .client_names import name_problem, reserved_name_problem
@@ -112,11 +112,13 @@ def validate_metadata(meta: M) -> M:
         if problem:
             raise InvalidClientMetadataError(f"{field} {problem}")
     if meta.scope is not None:
-        names = parse_scope(meta.scope)
+        # RFC 7591 §2 `scope`: what the client asks for without `scope` (RFC 6749 §3.3);
+        # a scope this server ignores (`offline_access`) is dropped, never refused.
+        names = requested_scope(meta.scope)
         unknown = unknown_scopes(names)
-        if not names or unknown:
+        if (not names and not parse_scope(meta.scope)) or unknown:
             raise InvalidClientMetadataError(f"unknown scope: {fit_description(' '.join(unknown)) or '(empty)'}")
-        meta.scope = format_scope(names)
+        meta.scope = format_scope(names) or None
     meta.grant_types = [g for g in GRANT_TYPES if g in meta.grant_types]
     return meta
 

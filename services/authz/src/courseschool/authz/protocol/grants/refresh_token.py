@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from courseschool.common.errors import InvalidGrantError, InvalidScopeError
 from courseschool.common.logging import audit, get_logger
-from courseschool.common.scopes import format_scope, parse_scope
+from courseschool.common.scopes import format_scope, parse_scope, requested_scope
 from courseschool.common.secrets import new_token
 
 from .. import retry_response
@@ -129,10 +129,14 @@ async def _bind_to_proof_key(token: RefreshToken, client: Client, jkt: str | Non
 
 
 def _narrowed_scope(requested: str | None, granted: str) -> str:
-    """§6: the requested scope must not include any scope not originally granted."""
+    """§6: the requested scope must not include any scope not originally granted. A scope
+    this server ignores (`offline_access`, §3.3) is dropped first; naming only such
+    scopes asks for the grant's scope."""
     if requested is None:
         return granted
-    names = parse_scope(requested)
+    names = requested_scope(requested)
+    if not names and parse_scope(requested):
+        return granted
     extra = [n for n in names if n not in parse_scope(granted)]
     if not names or extra:
         raise InvalidScopeError(
