@@ -192,3 +192,29 @@ async def test_the_cli_lists_each_sign_in_with_its_facts(database_url, redis_url
         (line,) = [ln for ln in lines if ln.startswith(f"id={grant['grant_id']}")]
         assert f"created_agent={agent}" in line and f"created_from={address}" in line
         assert "client_name=Lesson Planner" in line and "last_used_at=" in line
+
+
+async def test_a_step_up_shows_one_sign_in_whose_access_grew(flow: Flow, clock) -> None:
+    """Asking for more in the same browser continues the sign-in: one row, approved when
+    it was first approved, with when its access grew; never two identical cards."""
+    user = await flow.user()
+    reg = await flow.register(client_name="Growing Agent")
+    first = await flow.tokens(reg, user, scope="openid courses:read")
+    clock.advance(3600)
+    second = await flow.tokens(reg, user, scope="openid courses:read courses:write")
+    async with browser(flow) as viewer:
+        await viewer.authorize(await viewer.register(), user)  # signs this browser in; never exchanged
+        response, _ = await page(viewer)
+    (card,) = cards(response.text)
+    (grant_id,) = card
+    assert await live(flow, grant_id)
+    assert await flow.count("authz_grants WHERE revoke_reason = 'stepped_up'") == 1
+    head = text(response.text.split('<li class="app"')[1].split('<li class="sign-in"')[0])
+    assert "Signed in once" in head
+    row = text(card[grant_id])
+    approved = await flow.pool.fetchval("SELECT min(created_at) FROM authz_grants")
+    grew = await flow.pool.fetchval("SELECT created_at FROM authz_grants WHERE id = $1::uuid", grant_id)
+    assert f"Approved {approved:%-d %b %Y, %H:%M} UTC" in row
+    assert f"Access grew {grew:%-d %b %Y, %H:%M} UTC" in row
+    assert "What it can use: Your identity, Courses" in row and "add, edit and delete courses" in row
+    assert first["scope"] != second["scope"]

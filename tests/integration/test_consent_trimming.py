@@ -130,7 +130,7 @@ async def test_a_tampered_choice_is_refused_and_changes_nothing(flow: Flow, tamp
 async def test_a_choice_cannot_reach_past_the_page_after_a_registration_widened(flow: Flow) -> None:
     owner = await flow.user("owner")
     reg = await flow.register(scope="openid courses:read")
-    interaction, page, _ = await _consent_page(flow, reg, owner, "openid courses:read school:write")
+    interaction, page, _ = await _consent_page(flow, reg, owner, "openid courses:read")
     widened = await flow.client.put(
         reg["registration_client_uri"].removeprefix("http://127.0.0.1:8000"),
         headers={"Authorization": f"Bearer {reg['registration_access_token']}"},

@@ -1,7 +1,12 @@
 """Step-up and incremental consent (MCP authorization: a 403 insufficient_scope names
-what the operation needs; the client asks again with the union of old and new). One
-grant per sign-in: the new approval starts its own lineage and the old one stays, unless
-the new grant is bound to the old one's DPoP key (`test_grants_per_sign_in.py`)."""
+what the operation needs; the client asks again with the union of old and new).
+
+A step-up is the same sign-in: a new approval of the same client in the same browser
+sign-in whose scope includes all of a live grant's replaces that grant when its code is
+redeemed (reason `stepped_up`): the old refresh token stops working, the connected-apps
+page shows one sign-in whose access grew. Another computer or browser, or an approval
+that does not include the old scope whole, is a sign-in of its own; a grant bound to
+the same DPoP key is replaced as well (`test_grants_per_sign_in.py`)."""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ async def env(open_api_env) -> AsyncIterator[ApiEnv]:
         yield running
 
 
-async def test_step_up_adds_a_grant_with_the_union(env: ApiEnv) -> None:
+async def test_step_up_replaces_the_grant_of_the_same_sign_in(env: ApiEnv) -> None:
     school = await env.school("acme")
     user = await env.flow.user("owner", school=school)
     reg = await env.flow.register()
@@ -38,10 +43,47 @@ async def test_step_up_adds_a_grant_with_the_union(env: ApiEnv) -> None:
     assert made.status_code == 201
 
     life = Lifecycle(env.flow)
-    old = await life.refresh(reg, first["refresh_token"])  # not provably the same install: it stays
-    assert old.status_code == 200 and old.json()["scope"] == "openid courses:read"
+    old = await life.refresh(reg, first["refresh_token"])  # the sign-in goes on with the wider grant
+    assert old.status_code == 400 and old.json()["error"] == "invalid_grant", old.text
     assert (await life.refresh(reg, second["refresh_token"])).status_code == 200
-    assert await env.flow.count("authz_grants WHERE revoked_at IS NULL") == 2
+    assert await env.flow.count("authz_grants WHERE revoked_at IS NULL") == 1
+    assert await env.flow.count("authz_grants WHERE revoke_reason = 'stepped_up'") == 1
+    # Its access tokens end with it: the resource API refuses the narrower one.
+    gone = await env.api.get("/api/v1/courses", headers=env.bearer(first["access_token"]))
+    assert gone.status_code == 401, gone.text
+
+
+async def test_a_step_up_in_another_browser_is_a_sign_in_of_its_own(flow: Flow) -> None:
+    user = await flow.user("owner")
+    reg = await flow.register()
+    first = await flow.tokens(reg, user, scope="openid courses:read")
+    flow.client.cookies.clear()  # another computer or browser: another sign-in
+    second = await flow.tokens(reg, user, scope="openid courses:read courses:write")
+    assert second["scope"] == "openid courses:read courses:write"
+    assert (await Lifecycle(flow).refresh(reg, first["refresh_token"])).status_code == 200
+    assert await flow.count("authz_grants WHERE revoked_at IS NULL") == 2
+
+
+async def test_an_approval_that_drops_part_of_the_old_scope_leaves_the_old_grant(flow: Flow) -> None:
+    """Only a grant whose scope the new one includes whole is continued: an approval that
+    is narrower somewhere is another sign-in, and the older access stays."""
+    user = await flow.user("owner")
+    reg = await flow.register()
+    first = await flow.tokens(reg, user, scope="openid courses:read posts:read")
+    second = await flow.tokens(reg, user, scope="openid courses:read courses:write")
+    assert second["scope"] == "openid courses:read courses:write"
+    assert (await Lifecycle(flow).refresh(reg, first["refresh_token"])).status_code == 200
+    assert await flow.count("authz_grants WHERE revoked_at IS NULL") == 2
+
+
+async def test_an_approval_never_exchanged_ends_nothing(flow: Flow) -> None:
+    """The old lineage ends when the new code is redeemed, not when it is approved."""
+    user = await flow.user("owner")
+    reg = await flow.register()
+    first = await flow.tokens(reg, user, scope="openid courses:read")
+    callback, _, _ = await flow.authorize(reg, user, scope="openid courses:read courses:write")
+    assert "code" in callback
+    assert (await Lifecycle(flow).refresh(reg, first["refresh_token"])).status_code == 200
 
 
 async def test_two_installs_of_the_same_app_keep_their_own_grants(flow: Flow) -> None:
@@ -77,6 +119,24 @@ async def test_an_integrations_remembered_consent_covers_only_what_was_approved(
         flow.authorize_params(integration, challenge, scope="openid courses:read courses:write", prompt="none")
     )
     assert "code" in query_of(silent.headers["location"])
+
+
+async def test_a_second_browsers_consent_page_lists_all_it_grants(flow: Flow) -> None:
+    """What was allowed in another browser is that sign-in's: this page asks for all it
+    grants, not for "new" items beside a folded list of what was allowed elsewhere."""
+    user = await flow.user("owner")
+    reg = await flow.register()
+    await flow.tokens(reg, user, scope="openid courses:read")
+    flow.client.cookies.clear()
+    verifier, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge, scope="openid courses:read courses:write"))
+    interaction = start.headers["location"]
+    assert (await flow.login(interaction, user)).status_code == 303
+    page, _ = await flow.page(interaction)
+    assert "It will be able to" in page.text and "Allowed before" not in page.text
+    listed = page.text.split("It will be able to")[1].split("Deny")[0]
+    assert "courses:read" in listed and "courses:write" in listed and "openid" in listed
+    assert "another computer or" in page.text
 
 
 async def test_the_consent_page_shows_what_is_new_apart_from_what_was_allowed(flow: Flow) -> None:

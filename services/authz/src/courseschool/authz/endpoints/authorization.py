@@ -131,6 +131,7 @@ async def issue_code(
         created_from=ip,
         created_agent=agent,
         dpop_jkt=request.dpop_jkt,
+        session_id=session_id,
     )
     await c.notices.add(user_id=user.id, grant_id=grant.id, now=now, session_id=session_id)
     audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id, ip=ip)

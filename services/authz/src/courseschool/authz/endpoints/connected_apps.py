@@ -28,7 +28,8 @@ class SignIn(msgspec.Struct, frozen=True, kw_only=True):
 
     grant_id: str
     scope: list[str]
-    approved_at: int
+    approved_at: int  # when this sign-in was first approved
+    grew_at: int | None  # when the person last let it do more in the same sign-in (a step-up); None: never
     last_used_at: int | None  # when a token was last issued for it; None: not yet
     created_from: str | None  # the address the approval came from; None: not recorded
     created_agent: str | None  # the browser it came from, in a few words; None: not recorded
@@ -47,7 +48,8 @@ def _sign_in(held: HeldGrant) -> SignIn:
     return SignIn(
         grant_id=held.id,
         scope=held.scope.split(),
-        approved_at=held.created_at,
+        approved_at=held.first_approved_at or held.created_at,
+        grew_at=held.created_at if held.first_approved_at is not None else None,
         last_used_at=held.last_used_at,
         created_from=held.created_from,
         created_agent=held.created_agent,

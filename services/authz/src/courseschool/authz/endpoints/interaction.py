@@ -58,10 +58,11 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     links: list[SelfDeclaredLink]  # pages the app says describe it (RFC 7591 §2), its own claim
     registered_on: str  # when the app registered (or was first seen), as a date
     new_app: bool  # this person has never approved it before
+    elsewhere: bool  # it holds access from another computer or browser: this sign-in gets its own
     user: User
     school_name: str  # the school the access would be to, by its name
     new: list[str]  # the scopes the person is asked for now
-    already: list[str]  # asked for again, allowed before (a step-up shows the difference)
+    already: list[str]  # asked for again, allowed before in this browser sign-in (a step-up shows the difference)
     beyond_registration: list[str]  # asked for, outside the app's registered scope: not granted
     beyond_role: list[str]  # asked for, beyond the person's role: not granted
     blocked: bool  # the person's school blocked this app: nothing may be allowed
@@ -113,7 +114,10 @@ async def login(c: SignInPages, interaction: Interaction, email: str, password: 
     return signed_in.session_id if signed_in else None
 
 
-async def consent_view(c: SignInPages, interaction: Interaction) -> ConsentView:
+async def consent_view(c: SignInPages, interaction: Interaction, session_id: str | None) -> ConsentView:
+    """What the consent page shows. `session_id`: the browser sign-in it is shown in; what
+    was allowed before in it stays allowed (a step-up), what was allowed in other
+    computers or browsers is theirs, so this page asks for all it grants."""
     client = await c.directory.get(interaction.request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
     if client is None or user is None:
@@ -123,7 +127,8 @@ async def consent_view(c: SignInPages, interaction: Interaction) -> ConsentView:
     granted = [] if blocked else now.granted
     interaction.shown = granted  # the decision grants at most what this page shows
     await c.interactions.save(interaction)
-    seen, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
+    before = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)
+    allowed = set(before.here)
     if consent_can_be_remembered(client):
         allowed |= set((await c.consents.scope(user.id, client.client_id) or "").split())
     issued = dt.datetime.fromtimestamp(client.client_id_issued_at, dt.UTC)
@@ -134,7 +139,8 @@ async def consent_view(c: SignInPages, interaction: Interaction) -> ConsentView:
         verified_origin=client.verified_origin,
         links=self_declared_links(client),
         registered_on=f"{issued.day} {issued:%B %Y}",
-        new_app=not seen,
+        new_app=not before.seen,
+        elsewhere=before.elsewhere,
         user=user,
         school_name=await c.users.school_name(user.school_id) or "your school",
         new=[s for s in granted if s not in allowed],
@@ -192,9 +198,9 @@ async def decide(
     if not granted:
         nothing = AccessDeniedError("nothing the user allowed may be granted")
         return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
-    _, allowed = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id)
+    allowed = (await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)).here
     added = [s for s in granted if s not in allowed]
-    if allowed and added:  # the person lets an app that holds access do more
+    if allowed and added:  # the person lets an app that holds access in this sign-in do more
         audit("step_up", actor="user", subject=user.id, client_id=client.client_id, added=format_scope(added), ip=ip)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))

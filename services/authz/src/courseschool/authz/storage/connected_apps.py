@@ -14,6 +14,7 @@ import msgspec
 # An approval whose code was never exchanged holds nothing and is left out. Most
 # recently used first.
 _HELD_COLUMNS = """g.id::text, g.client_id, g.scope, extract(epoch FROM g.created_at)::bigint AS created_at,
+       extract(epoch FROM g.first_approved_at)::bigint AS first_approved_at,
        extract(epoch FROM g.last_used_at)::bigint AS last_used_at, g.created_from, g.created_agent,
        c.client_name, c.is_integration, c.verified_origin, c.redirect_uris"""
 _HELD_BY = f"""
@@ -46,6 +47,7 @@ class HeldGrant(msgspec.Struct, frozen=True, kw_only=True):
     client_id: str
     scope: str
     created_at: int
+    first_approved_at: int | None  # a step-up: when the sign-in it continues was first approved
     last_used_at: int | None  # the last code exchange or refresh; None: not yet
     created_from: str | None  # the address it was approved from; None: before this was recorded
     created_agent: str | None  # the browser it was approved in ("Firefox on Linux"); None: unknown

@@ -48,8 +48,8 @@ WHERE g.id = $1
 """
 _INSERT_GRANT = f"""
 INSERT INTO authz_grants (id, client_id, user_id, school_id, scope, resource, auth_time, created_at, created_from,
-                          created_agent)
-VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9, $10)
+                          created_agent, session_hash)
+VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), to_timestamp($8), $9, $10, $11)
 RETURNING {_GRANT_COLUMNS}
 """
 _INSERT_CODE = """
@@ -61,12 +61,16 @@ VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7, to_timestamp($8))
 # of the exchange's proof, for a public client) and the sign-ins it ends ended together,
 # or none of it happens.
 #
-# One grant per sign-in: the user's other live grants of the same client stay, with two
-# exceptions ended here. A grant bound to the same DPoP key as this one (`dpop_jkt`,
-# RFC 9449 §5: the same install asking again, a step-up) is `replaced`; past
-# GRANTS_PER_APP ($7) live grants of the user and client, the least recently used are
-# `superseded`. Only grants whose code was exchanged count (`last_used_at` is set by
-# every exchange and rotation): an approval never exchanged holds nothing.
+# One grant per sign-in: the user's other live grants of the same client stay, with
+# these exceptions ended here. A grant bound to the same DPoP key as this one
+# (`dpop_jkt`, RFC 9449 §5: the same install asking again) is `replaced`. A grant
+# approved in the same browser sign-in (`session_hash`) whose scope this one includes
+# whole is `stepped_up`: the client asked for more and the person allowed it, so the
+# sign-in goes on with the wider grant and the narrower lineage ends (the new grant
+# keeps when the first of them was approved, `first_approved_at`). Past GRANTS_PER_APP
+# ($7) live grants of the user and client, the least recently used are `superseded`.
+# Only grants whose code was exchanged count (`last_used_at` is set by every exchange
+# and rotation): an approval never exchanged holds nothing.
 #
 # Lock order. The grant row is touched only after the code row (through `consumed`),
 # as the refresh token's foreign-key check already does; nothing locks a grant and then
@@ -86,20 +90,28 @@ WITH consumed AS (
 ), inserted AS (
     INSERT INTO authz_refresh_tokens (token_hash, grant_id, scope, resource, created_at)
     SELECT $2, grant_id, $3, $4, to_timestamp($5) FROM consumed WHERE $2::bytea IS NOT NULL
-), used AS (
-    UPDATE authz_grants SET last_used_at = to_timestamp($5), dpop_jkt = COALESCE($6::text, dpop_jkt)
-    WHERE id IN (SELECT grant_id FROM consumed)
-    RETURNING id, user_id, client_id, dpop_jkt
+), new AS (
+    SELECT id, user_id, client_id, scope, session_hash, COALESCE($6::text, dpop_jkt) AS dpop_jkt
+    FROM authz_grants WHERE id IN (SELECT grant_id FROM consumed)
 ), others AS (
-    SELECT e.id, COALESCE(e.dpop_jkt = u.dpop_jkt, false) AS same_key, e.last_used_at
-    FROM authz_grants e JOIN used u ON e.user_id = u.user_id AND e.client_id = u.client_id AND e.id <> u.id
+    SELECT e.id, e.last_used_at, COALESCE(e.first_approved_at, e.created_at) AS first_approved_at,
+           CASE WHEN e.dpop_jkt = n.dpop_jkt THEN 'replaced'
+                WHEN e.session_hash = n.session_hash
+                     AND string_to_array(e.scope, ' ') <@ string_to_array(n.scope, ' ') THEN 'stepped_up'
+           END AS replacing
+    FROM authz_grants e JOIN new n ON e.user_id = n.user_id AND e.client_id = n.client_id AND e.id <> n.id
     WHERE e.revoked_at IS NULL AND e.last_used_at IS NOT NULL
+), used AS (
+    UPDATE authz_grants SET last_used_at = to_timestamp($5), dpop_jkt = COALESCE($6::text, dpop_jkt),
+        first_approved_at = (SELECT min(first_approved_at) FROM others WHERE replacing = 'stepped_up')
+    WHERE id IN (SELECT grant_id FROM consumed)
 ), ranked AS (
-    SELECT id, same_key, row_number() OVER (PARTITION BY same_key ORDER BY last_used_at DESC, id) AS recency
+    SELECT id, replacing,
+           row_number() OVER (PARTITION BY replacing IS NULL ORDER BY last_used_at DESC, id) AS recency
     FROM others
 ), ending AS (
-    SELECT id, CASE WHEN same_key THEN 'replaced' ELSE 'superseded' END AS reason
-    FROM ranked WHERE same_key OR recency >= $7::int
+    SELECT id, COALESCE(replacing, 'superseded') AS reason
+    FROM ranked WHERE replacing IS NOT NULL OR recency >= $7::int
 ), locked AS (
     SELECT g.id FROM authz_grants g
     WHERE g.id IN (SELECT id FROM ending) AND g.revoked_at IS NULL
@@ -113,10 +125,16 @@ WITH consumed AS (
 SELECT EXISTS (SELECT 1 FROM consumed) AS consumed,
        COALESCE((SELECT json_agg(json_build_array(id, reason) ORDER BY id) FROM ended)::text, '[]') AS ended
 """
-# What a user has let a client do so far: whether any grant was ever made, and the
-# scopes of the live ones (the consent page tells what is new).
+# What a user has let a client do so far: whether any grant was ever made, the scopes
+# of the live ones approved in this browser sign-in ($3: its digest; a step-up there
+# goes on with them), and whether live ones were approved elsewhere (another computer
+# or browser: a sign-in of its own). Only grants whose code was exchanged hold access.
 _ALLOWED_BEFORE = """
-SELECT count(*) > 0 AS seen, string_agg(scope, ' ') FILTER (WHERE revoked_at IS NULL) AS live
+SELECT count(*) > 0 AS seen,
+       string_agg(scope, ' ') FILTER (WHERE revoked_at IS NULL AND last_used_at IS NOT NULL
+                                      AND session_hash = $3) AS here,
+       count(*) FILTER (WHERE revoked_at IS NULL AND last_used_at IS NOT NULL
+                        AND session_hash IS DISTINCT FROM $3) > 0 AS elsewhere
 FROM authz_grants WHERE user_id = $1 AND client_id = $2
 """
 # RFC 9449 §5: the first proof a public client sends with a refresh of an unbound grant
@@ -160,6 +178,12 @@ WITH g AS (
 )
 SELECT (SELECT revoked FROM g) AS revoked, EXISTS (SELECT 1 FROM inserted) AS rotated
 """
+
+
+class AllowedBefore(msgspec.Struct, frozen=True, kw_only=True):
+    seen: bool  # the user approved the client at some time
+    here: set[str]  # the scopes live in grants of this browser sign-in (a step-up keeps them)
+    elsewhere: bool  # live grants of other computers or browsers: sign-ins of their own
 
 
 class PgGrantStore:
@@ -208,7 +232,10 @@ class PgGrantStore:
         created_from: str,
         created_agent: str | None = None,
         dpop_jkt: str | None = None,
+        session_id: str | None = None,
     ) -> Grant:
+        """The grant an approval makes and its code; `session_id`: the browser sign-in
+        it was approved in (only its digest is kept), which a step-up continues."""
         async with self._pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(
                 _INSERT_GRANT,
@@ -222,6 +249,7 @@ class PgGrantStore:
                 now,
                 created_from,
                 created_agent,
+                digest(session_id) if session_id else None,
             )
             await conn.execute(
                 _INSERT_CODE,
@@ -236,10 +264,15 @@ class PgGrantStore:
             )
         return grant_from(row)
 
-    async def allowed_before(self, *, user_id: str, client_id: str) -> tuple[bool, set[str]]:
-        """(whether the user ever approved the client, the scopes of their live grants)."""
-        row = await self._pool.fetchrow(_ALLOWED_BEFORE, uuid.UUID(user_id), client_id)
-        return bool(row["seen"]), set((row["live"] or "").split())
+    async def allowed_before(self, *, user_id: str, client_id: str, session_id: str | None) -> AllowedBefore:
+        """What the user allowed the client before, as seen from the browser sign-in
+        `session_id` (None: none, so nothing is "here")."""
+        row = await self._pool.fetchrow(
+            _ALLOWED_BEFORE, uuid.UUID(user_id), client_id, digest(session_id) if session_id else None
+        )
+        return AllowedBefore(
+            seen=bool(row["seen"]), here=set((row["here"] or "").split()), elsewhere=bool(row["elsewhere"])
+        )
 
     async def get_refresh_token(self, token: str) -> RefreshToken | None:
         row = await self._pool.fetchrow(_GET_REFRESH, digest(token))

@@ -51,6 +51,7 @@ _ACTORS = {
     "code_reused": "system",
     "refresh_reused": "system",
     "replaced": "system",
+    "stepped_up": "system",
     "superseded": "system",
     "revoked_by_client": "client",
     "revoked_by_user": "user",

@@ -52,6 +52,7 @@ class SignInRow(msgspec.Struct, frozen=True, kw_only=True):
     sign_in: SignIn
     lines: list[ScopeLine]
     approved: Moment
+    grew: Moment | None  # the access grew in the same sign-in (a step-up)
     last_used: Moment | None
 
 
@@ -72,6 +73,7 @@ def _card(app: ConnectedApp) -> AppCard:
                 sign_in=one,
                 lines=scope_lines(one.scope),
                 approved=moment(one.approved_at),
+                grew=moment(one.grew_at) if one.grew_at is not None else None,
                 last_used=moment(one.last_used_at) if one.last_used_at is not None else None,
             )
             for one in app.sign_ins

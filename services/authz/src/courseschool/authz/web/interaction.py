@@ -78,8 +78,8 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             client=await client_label(pages, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
-    view = await consent_view(pages, interaction)
     session_id = request.cookies.get(session_cookie_name(pages.settings))
+    view = await consent_view(pages, interaction, session_id)
     notices = await notices_for(pages, view.user.id, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
