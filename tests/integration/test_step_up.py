@@ -128,7 +128,7 @@ async def test_a_second_browsers_consent_page_lists_all_it_grants(flow: Flow) ->
     reg = await flow.register()
     await flow.tokens(reg, user, scope="openid courses:read")
     flow.client.cookies.clear()
-    verifier, challenge = pkce_pair()
+    _, challenge = pkce_pair()
     start = await flow.start(flow.authorize_params(reg, challenge, scope="openid courses:read courses:write"))
     interaction = start.headers["location"]
     assert (await flow.login(interaction, user)).status_code == 303
