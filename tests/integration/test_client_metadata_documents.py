@@ -84,13 +84,90 @@ async def test_https_redirect_on_a_trusted_documents_own_host_is_accepted(cimd_f
         ({"redirect_uris": ["http://evil.example/cb"]}, "must be loopback"),
         ({"token_endpoint_auth_method": "private_key_jwt"}, "public"),
         ({"client_secret": "s3cret"}, "client secret"),
-        ({"grant_types": ["client_credentials"]}, "grant_types"),
+        ({"grant_types": ["client_credentials"]}, "authorization_code grant"),
+        ({"redirect_uris": ["https://evil.example/cb", "myapp://callback"]}, "none of the document's redirect URIs"),
+        ({"response_types": ["token"]}, "response_types"),
     ],
 )
 async def test_unusable_documents_get_an_error_page(cimd_flow: Flow, site, change: dict, reason: str) -> None:
     server, _ = site
     url = publish(server, "/bad.json", **change)
     assert reason in await _refused(cimd_flow, url)
+    assert await cimd_flow.count("authz_clients") == 0
+
+
+def _vscode_shaped(server, path: str) -> tuple[str, str]:
+    """A document shaped like the one VS Code publishes: one document for every server,
+    a loopback redirect without a path and an HTTPS web redirect, the device grant beside
+    the code and refresh grants, fields this server does not use. (its URL, the web redirect)"""
+    web = "https://vscode.example/redirect"
+    url = publish(
+        server,
+        path,
+        client_name="Visual Studio Code",
+        client_uri="https://code.visualstudio.com/",
+        logo_uri="https://code.visualstudio.com/assets/favicon.ico",
+        redirect_uris=["http://127.0.0.1:33418", web],
+        grant_types=["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+        response_types=["code"],
+        application_type="native",
+        token_endpoint_auth_method="none",
+        scope="openid offline_access courses:read vendor:extension",
+    )
+    return url, web
+
+
+async def test_a_document_is_read_liberally_and_used_strictly(cimd_flow: Flow, site) -> None:
+    """What the server would not accept is ignored, not fatal: the loopback redirect
+    signs in (any port, RFC 8252 §7.3), the device grant is never offered, and the
+    document's scope is the default of a request without one, less what is unknown here."""
+    server, _ = site
+    url, _ = _vscode_shaped(server, "/vscode.json")
+    loopback = "http://127.0.0.1:50123"
+    user = await cimd_flow.user()
+    verifier, challenge = pkce_pair()
+    params = cimd_flow.authorize_params({"client_id": url, "redirect_uris": [loopback]}, challenge)
+    del params["scope"]
+    start = await cimd_flow.start(params)
+    assert start.status_code == 303, start.text
+    interaction = start.headers["location"]
+    await cimd_flow.login(interaction, user)
+    page, _ = await cimd_flow.page(interaction)
+    assert "Visual Studio Code" in page.text and "vscode.example" not in page.text  # the ignored one is never shown
+    callback = query_of((await cimd_flow.consent(interaction)).headers["location"])
+    tokens = await cimd_flow.token(
+        grant_type="authorization_code",
+        code=callback["code"],
+        redirect_uri=loopback,
+        client_id=url,
+        code_verifier=verifier,
+    )
+    assert tokens.status_code == 200, tokens.text
+    assert tokens.json()["scope"] == "openid courses:read" and "refresh_token" in tokens.json()
+    row = await cimd_flow.pool.fetchrow(
+        "SELECT redirect_uris, grant_types FROM authz_clients WHERE client_id = $1", url
+    )
+    assert list(row["redirect_uris"]) == ["http://127.0.0.1:33418"]
+    assert list(row["grant_types"]) == ["authorization_code", "refresh_token"]
+
+
+async def test_a_document_with_only_untrusted_redirect_uris_gets_a_page_that_says_why(cimd_flow: Flow, site) -> None:
+    server, _ = site
+    url = publish(server, "/web-only.json", redirect_uris=["https://vscode.example/redirect", "vscode://callback"])
+    start, _, _ = await _start(cimd_flow, url, "https://vscode.example/redirect")
+    assert start.status_code == 400 and "location" not in start.headers
+    words = " ".join(start.text.split())
+    assert "lists no address Course School may send you back to" in words
+    assert "The app&#39;s developer needs to add one" in words or "The app's developer needs to add one" in words
+    assert await cimd_flow.count("authz_clients") == 0
+
+
+async def test_a_request_naming_an_ignored_redirect_uri_gets_the_error_page(cimd_flow: Flow, site) -> None:
+    server, _ = site
+    url, web = _vscode_shaped(server, "/vscode-web.json")
+    start, _, _ = await _start(cimd_flow, url, web)
+    assert start.status_code == 400 and "location" not in start.headers
+    assert "redirect" in start.text.lower()
     assert await cimd_flow.count("authz_clients") == 0
 
 

@@ -35,7 +35,7 @@ async def start_authorization(
     if c.fetcher is not None and len(client_ids) == 1 and is_metadata_url(client_ids[0]):
         _, refusal = await c.directory.resolve(client_ids[0])
         if refusal is not None:
-            raise UnsafeRequestError(UNUSABLE, detail=refusal)
+            raise UnsafeRequestError(UNUSABLE, detail=str(refusal), advice=refusal.advice)
     client, request = await validate_authorization_request(
         params, c.directory, known_resources=c.known_resources, default_resource=c.default_resource
     )

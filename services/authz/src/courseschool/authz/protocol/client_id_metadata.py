@@ -10,6 +10,14 @@ URL exactly (§4.1); no `client_secret` (§4.1: the client is public, authentica
 with `none`); redirect URIs follow the registration rule, loopback (RFC 8252 §7.3),
 and HTTPS on the document's own host only when an administrator marked that host a
 trusted domain (otherwise error redirects would go, unasked, wherever a document says).
+
+Read liberally, used strictly: one document serves every authorization server its
+client talks to (VS Code's lists a loopback and an HTTPS web redirect, and the device
+grant beside the code grant). What this server would not accept is ignored, never
+used and never shown: redirect URIs outside the rule above, grant types it does not
+offer, scopes it does not know. A request naming an ignored redirect URI finds no
+such redirect URI and gets the error page, never a redirect. Only a document left
+with nothing usable is refused: no acceptable redirect URI, or no code grant.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from courseschool.common.errors import fit_description
+from courseschool.common.scopes import format_scope, requested_scope, unknown_scopes
 
 from .client_names import MAX_NAME_LENGTH, name_problem
 from .models import Client
@@ -35,7 +44,13 @@ UNUSABLE = "the application's client metadata document could not be fetched or u
 
 
 class MetadataDocumentError(ValueError):
-    """The URL or its document cannot identify a client; the message says why."""
+    """The URL or its document cannot identify a client; the message says why (for the
+    log). `advice`, where set, is what the person at the error page may be told: only
+    about the public document's content, never about the fetch (see UNUSABLE)."""
+
+    def __init__(self, why: str, *, advice: str | None = None) -> None:
+        super().__init__(why)
+        self.advice = advice
 
 
 def is_metadata_url(client_id: str) -> bool:
@@ -117,6 +132,18 @@ class MetadataDocument(msgspec.Struct, kw_only=True):
     grant_types: list[str] = msgspec.field(default_factory=lambda: ["authorization_code"])
     response_types: list[str] = msgspec.field(default_factory=lambda: ["code"])
     id_token_signed_response_alg: str = "RS256"
+    scope: str | None = None
+
+
+def usable_redirect_uris(uris: list[str], *, host: str, trusted_host: bool) -> list[str]:
+    """The document's redirect URIs this server accepts, in its order: loopback, or https
+    on the document's own host once an administrator trusts it. The rest are ignored."""
+    return [
+        uri
+        for uri in uris
+        if is_loopback_redirect_uri(uri)
+        or (trusted_host and is_https_redirect_uri(uri) and urlsplit(uri).hostname == host)
+    ]
 
 
 def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_host: bool) -> Client:
@@ -135,16 +162,19 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
         raise MetadataDocumentError("clients with metadata documents are public: token_endpoint_auth_method none")
     if not doc.redirect_uris or len(doc.redirect_uris) > MAX_REDIRECT_URIS:
         raise MetadataDocumentError(f"the document must list 1 to {MAX_REDIRECT_URIS} redirect_uris")
-    for uri in doc.redirect_uris:
-        own_https = trusted_host and is_https_redirect_uri(uri) and urlsplit(uri).hostname == host
-        if not (is_loopback_redirect_uri(uri) or own_https):
-            raise MetadataDocumentError(
-                f"redirect URIs must be loopback (or https on {host} once an administrator trusts {host})"
-            )
-    if any(g not in GRANT_TYPES for g in doc.grant_types) or "authorization_code" not in doc.grant_types:
-        raise MetadataDocumentError("grant_types may only hold authorization_code and refresh_token")
-    if doc.response_types != ["code"]:
-        raise MetadataDocumentError('response_types must be ["code"]')
+    redirect_uris = usable_redirect_uris(doc.redirect_uris, host=host, trusted_host=trusted_host)
+    if not redirect_uris:
+        raise MetadataDocumentError(
+            "none of the document's redirect URIs can be used here: they must be loopback "
+            f"(or https on {host} once an administrator trusts {host})",
+            advice=f"The app's document ({host}) lists no address Course School may send you back to: only an "
+            "address on your own computer (http://127.0.0.1 or localhost) is accepted, or an https one on the "
+            "app's own site once your school's administrator trusts that site. The app's developer needs to add one.",
+        )
+    if "authorization_code" not in doc.grant_types:
+        raise MetadataDocumentError("the document does not list the authorization_code grant, the one offered here")
+    if "code" not in doc.response_types:
+        raise MetadataDocumentError('the document\'s response_types must include "code"')
     if doc.id_token_signed_response_alg not in ID_TOKEN_ALGS:
         raise MetadataDocumentError("id_token_signed_response_alg must be RS256 or ES256")
     problem = name_problem(doc.client_name[:MAX_NAME_LENGTH]) if doc.client_name else None
@@ -155,15 +185,16 @@ def client_from_document(url: str, raw: dict[str, Any], *, now: int, trusted_hos
         if problem:
             raise MetadataDocumentError(f"the document's {field} {fit_description(problem)}")
     name = (doc.client_name or host)[:MAX_NAME_LENGTH]
+    known = [n for n in requested_scope(doc.scope or "") if not unknown_scopes([n])]
     return Client(
         client_id=url,
         client_name=name,
-        redirect_uris=doc.redirect_uris,
+        redirect_uris=redirect_uris,
         token_endpoint_auth_method="none",
         grant_types=[g for g in GRANT_TYPES if g in doc.grant_types],
         response_types=["code"],
         application_type="native",
-        scope=None,
+        scope=format_scope(known) or None,  # a default (RFC 6749 §3.3), never a ceiling
         id_token_signed_response_alg=doc.id_token_signed_response_alg,
         secret_hash=None,
         is_integration=False,

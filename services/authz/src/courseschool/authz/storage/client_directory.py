@@ -48,27 +48,27 @@ class ClientDirectory:
             return await self._clients.get(client_id)
         return (await self.resolve(client_id))[0]
 
-    async def resolve(self, url: str) -> tuple[Client | None, str | None]:
+    async def resolve(self, url: str) -> tuple[Client | None, MetadataDocumentError | None]:
         """(client, None), or (None, why the document cannot be used)."""
         assert self._fetcher is not None
         recorded = await self._clients.get(url)
         if recorded is not None and recorded.verified_origin is None:
-            return None, "the URL is the client_id of a client registered another way"
+            return None, MetadataDocumentError("the URL is the client_id of a client registered another way")
         if recorded is None and self._approved_only:
-            return None, "no user has approved this client"
+            return None, MetadataDocumentError("no user has approved this client")
         try:
             document = await self._fetcher.document(url, approved=recorded is not None)
             trusted = await self._domains.is_trusted(check_url(url))
             client = client_from_document(url, document, now=self._clock.now(), trusted_host=trusted)
         except MetadataDocumentError as exc:
-            return None, str(exc)
+            return None, exc
         # A declared name (not the host, shown when there is none) is checked whenever it is
         # new, as registration and RFC 7592 updates check theirs.
         renamed = recorded is None or recorded.client_name != client.client_name
         if renamed and client.client_name and document.get("client_name"):
             reserved = reserved_name_problem(client.client_name, await self._clients.integration_names())
             if reserved:
-                return None, f"the document's {reserved}"
+                return None, MetadataDocumentError(f"the document's {reserved}")
         if recorded is None:
             return client, None
         return msgspec.structs.replace(
