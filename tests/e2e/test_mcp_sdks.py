@@ -335,7 +335,7 @@ async def test_typescript_sdk_signs_in_with_reads_and_steps_up_for_a_write(
         after = app_card(await person.connected_apps(), TS_AGENT)
     assert len(sign_ins_of(before)) == 1, before
     assert len(sign_ins_of(after)) == 1, f"the step-up shows as a second sign-in:\n{after}"
-    assert "Signed in once" in after
+    assert "Signed in once" in after and "<dt>Access grew</dt>" in after, after
     seen_before, seen_after = access_line(before, "Courses"), access_line(after, "Courses")
     assert seen_after.startswith(seen_before + "; ") and len(seen_after) > len(seen_before) + 2, (
         seen_before,
