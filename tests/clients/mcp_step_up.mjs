@@ -4,7 +4,7 @@
 // steps it prints the authorization URL and reads the redirect the browser landed on
 // from stdin.
 //
-//   node mcp_step_up.mjs <issuer> <redirect_uri>
+//   node mcp_step_up.mjs <issuer> <redirect_uri> [<client_name>]
 //
 // Everything OAuth is the SDK's own: an OAuthClientProvider (the interface its
 // documentation has an agent implement, here in memory), its `auth()` for the first
@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport, UnauthorizedError, auth, withOAuth } fro
 import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 
-const [base, redirectUri] = process.argv.slice(2)
+const [base, redirectUri, clientName = 'MCP TypeScript SDK agent'] = process.argv.slice(2)
 const courses = new URL('/api/v1/courses', base)
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
 
@@ -53,7 +53,7 @@ class AgentProvider {
   }
   get clientMetadata() {
     return {
-      client_name: 'MCP TypeScript SDK agent',
+      client_name: clientName,
       redirect_uris: [redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

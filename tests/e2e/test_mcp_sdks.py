@@ -12,7 +12,8 @@ consent form as a browser does (every box left ticked).
   what the challenge names); the retry succeeds. The apps page then shows one sign-in
   whose access grew, and the first grant's refresh token is refused.
 - Python: the first sign-in, given no hint (a 401 naming no scope), asks for the
-  protected resource's `scopes_supported`: read scopes only.
+  protected resource's `scopes_supported`: read scopes only. Its step-up lives in its
+  httpx2 auth flow, for any request: a write steps up the same way and is retried.
 
 The API answers a call without a token anonymously (no 401), so neither SDK's flow
 starts from a bare call: the TypeScript agent calls the SDK's `auth()` as its transports
@@ -23,10 +24,13 @@ and says so; `npm ci` runs in tests/clients when the SDK is missing from node_mo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import secrets
 import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -45,7 +49,6 @@ from .conftest import CallbackServer, Platform
 pytestmark = pytest.mark.xdist_group("npm-clients")
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 STEP_TIMEOUT = 60.0
-TS_AGENT = "MCP TypeScript SDK agent"  # the client_name mcp_step_up.mjs registers
 IDENTITY = ("openid", "profile", "email")
 
 
@@ -215,7 +218,7 @@ def read_scopes_only(prm_scopes: list[str], all_scopes: list[str]) -> set[str]:
 
 
 async def run_ts_agent(
-    node: str, platform: Platform, callback_server: CallbackServer, person: Person
+    node: str, platform: Platform, callback_server: CallbackServer, person: Person, name: str
 ) -> dict[str, dict[str, Any]]:
     """Run the agent to its end, playing the person at each authorization; its steps by name.
     Before the step-up is approved, the apps page as it was then is kept (`apps_before`)."""
@@ -224,6 +227,7 @@ async def run_ts_agent(
         "mcp_step_up.mjs",
         platform.base_url,
         callback_server.url,
+        name,
         cwd=CLIENTS,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -273,8 +277,9 @@ async def test_typescript_sdk_signs_in_with_reads_and_steps_up_for_a_write(
 ) -> None:
     prm_scopes, all_scopes = await published_scopes(platform.base_url)
     reads = read_scopes_only(prm_scopes, all_scopes)
+    name = f"MCP TypeScript SDK agent {secrets.token_hex(3)}"  # its card on the apps page, apart from others'
     async with Person(platform) as person:
-        steps = await run_ts_agent(node, platform, callback_server, person)
+        steps = await run_ts_agent(node, platform, callback_server, person, name)
 
         # The first sign-in: RFC 9728 discovery, then RFC 8414, then registration, all the SDK's own.
         first = steps["first_redirect"]
@@ -331,8 +336,8 @@ async def test_typescript_sdk_signs_in_with_reads_and_steps_up_for_a_write(
         assert created["found"] is True and created["title"] == created["sent_title"]
 
         # The apps page: one sign-in of the agent before and after, its access grown.
-        before = app_card(steps["apps_before"]["page"], TS_AGENT)
-        after = app_card(await person.connected_apps(), TS_AGENT)
+        before = app_card(steps["apps_before"]["page"], name)
+        after = app_card(await person.connected_apps(), name)
     assert len(sign_ins_of(before)) == 1, before
     assert len(sign_ins_of(after)) == 1, f"the step-up shows as a second sign-in:\n{after}"
     assert "Signed in once" in after and "<dt>Access grew</dt>" in after, after
@@ -390,58 +395,115 @@ class Recorder:
         self.seen.append((response.request.method, response.request.url.path, response.status_code))
 
 
+@dataclass
+class PythonAgent:
+    """An agent on the Python SDK: its OAuthClientProvider on an httpx2 client, the
+    authorization URLs it opened, and every request it sent."""
+
+    http: httpx2.AsyncClient
+    storage: AgentStorage
+    authorization_urls: list[str]
+    recorder: Recorder
+
+
+@contextlib.asynccontextmanager
+async def python_agent(
+    platform: Platform, callback_server: CallbackServer, person: Person, name: str = "MCP Python SDK agent"
+) -> AsyncIterator[PythonAgent]:
+    authorization_urls: list[str] = []
+
+    async def redirect_handler(url: str) -> None:  # the agent opens the browser here
+        authorization_urls.append(url)
+        await person.land(await person.approve(url))
+
+    async def callback_handler() -> AuthorizationCodeResult:  # and its loopback page hears back
+        query = await asyncio.to_thread(callback_server.wait)
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    # An earlier install's token, unknown to this server: the API answers it with 401.
+    storage = AgentStorage(OAuthToken(access_token=secrets.token_urlsafe(32)))
+    provider = OAuthClientProvider(
+        server_url=f"{platform.base_url}/api/v1/students",
+        client_metadata=OAuthClientMetadata(
+            client_name=name,
+            redirect_uris=[callback_server.url],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    recorder = Recorder()
+    async with httpx2.AsyncClient(auth=provider, timeout=30.0, event_hooks={"response": [recorder]}) as http:
+        yield PythonAgent(http, storage, authorization_urls, recorder)
+
+
 async def test_python_sdk_first_sign_in_asks_for_read_scopes_only(
     platform: Platform, callback_server: CallbackServer
 ) -> None:
     prm_scopes, all_scopes = await published_scopes(platform.base_url)
-    authorization_urls: list[str] = []
-
-    async with Person(platform) as person:
-
-        async def redirect_handler(url: str) -> None:  # the agent opens the browser here
-            authorization_urls.append(url)
-            await person.land(await person.approve(url))
-
-        async def callback_handler() -> AuthorizationCodeResult:  # and its loopback page hears back
-            query = await asyncio.to_thread(callback_server.wait)
-            return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
-
-        # An earlier install's token, unknown to this server: the API answers it with 401.
-        storage = AgentStorage(OAuthToken(access_token=secrets.token_urlsafe(32)))
-        provider = OAuthClientProvider(
-            server_url=f"{platform.base_url}/api/v1/students",
-            client_metadata=OAuthClientMetadata(
-                client_name="MCP Python SDK agent",
-                redirect_uris=[callback_server.url],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                token_endpoint_auth_method="none",
-            ),
-            storage=storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
-        )
-        recorder = Recorder()
-        async with httpx2.AsyncClient(auth=provider, timeout=30.0, event_hooks={"response": [recorder]}) as http:
-            answer = await http.get(f"{platform.base_url}/api/v1/students", params={"limit": 1})
+    async with Person(platform) as person, python_agent(platform, callback_server, person) as agent:
+        answer = await agent.http.get(f"{platform.base_url}/api/v1/students", params={"limit": 1})
     assert answer.status_code == 200, answer.text
-    assert recorder.seen[0] == ("GET", "/api/v1/students", 401), recorder.seen
-    paths = [path for _, path, status in recorder.seen if status < 300]
+    seen = agent.recorder.seen
+    assert seen[0] == ("GET", "/api/v1/students", 401), seen
+    paths = [path for _, path, status in seen if status < 300]
     assert (
         paths.index("/.well-known/oauth-protected-resource")
         < paths.index("/.well-known/oauth-authorization-server")
         < paths.index("/api/oauth/register")
         < paths.index("/api/oauth/token")
-    ), recorder.seen
+    ), seen
 
     # Given no hint (the 401 names no scope), the SDK asks for scopes_supported: reads only.
-    assert len(authorization_urls) == 1
-    query = dict(httpx.URL(authorization_urls[0]).params)
+    assert len(agent.authorization_urls) == 1
+    query = dict(httpx.URL(agent.authorization_urls[0]).params)
     assert query["scope"].split() == prm_scopes, query
     assert query["code_challenge_method"] == "S256" and query["code_challenge"]
     assert query["resource"] == platform.base_url
     reads = read_scopes_only(prm_scopes, all_scopes)
-    assert storage.tokens is not None and storage.tokens.scope is not None
-    granted = set(storage.tokens.scope.split())
+    assert agent.storage.tokens is not None and agent.storage.tokens.scope is not None
+    granted = set(agent.storage.tokens.scope.split())
     assert "students:read" in granted and granted <= reads, granted
     assert person.sign_ins == 1
+
+
+async def test_python_sdk_steps_up_for_a_write(platform: Platform, callback_server: CallbackServer) -> None:
+    """The Python SDK's step-up is in its httpx2 auth flow, for any request: a write with
+    the read token gets 403 insufficient_scope, the SDK asks for the union, the person
+    (still signed in) approves, and the SDK retries the same request."""
+    name = f"MCP Python SDK agent {secrets.token_hex(3)}"  # its card on the apps page, apart from others'
+    async with Person(platform) as person, python_agent(platform, callback_server, person, name) as agent:
+        listed = await agent.http.get(f"{platform.base_url}/api/v1/students", params={"limit": 1})
+        assert listed.status_code == 200, listed.text
+        assert agent.storage.tokens is not None
+        first = agent.storage.tokens
+        slug = f"python-step-up-{secrets.token_hex(6)}"
+        mark = len(agent.recorder.seen)
+        made = await agent.http.post(
+            f"{platform.base_url}/api/v1/courses", json={"title": "Python step-up", "slug": slug}
+        )
+        apps = await person.connected_apps()
+    assert made.status_code == 201 and made.json()["slug"] == slug, made.text
+    seen = agent.recorder.seen[mark:]
+    assert seen[0] == ("POST", "/api/v1/courses", 403) and seen[-1] == ("POST", "/api/v1/courses", 201), seen
+    assert len(agent.authorization_urls) == 2 and person.sign_ins == 1
+    asked = set(dict(httpx.URL(agent.authorization_urls[1]).params)["scope"].split())
+    assert first.scope is not None and asked == set(first.scope.split()) | {"courses:write"}, asked
+    assert agent.storage.tokens.scope is not None and "courses:write" in agent.storage.tokens.scope.split()
+    card = app_card(apps, name)
+    assert len(sign_ins_of(card)) == 1 and "<dt>Access grew</dt>" in card, card
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        refused = await http.post(
+            f"{platform.base_url}/api/oauth/token",
+            data={"grant_type": "refresh_token", "refresh_token": first.refresh_token, "client_id": _client_id(agent)},
+        )
+    outcome = (refused.status_code, refused.json().get("error"))
+    assert outcome == (400, "invalid_grant"), f"the first grant's refresh token still works: {outcome}"
+
+
+def _client_id(agent: PythonAgent) -> str:
+    assert agent.storage.client_info is not None
+    return agent.storage.client_info.client_id
