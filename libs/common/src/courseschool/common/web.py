@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -31,6 +31,7 @@ from litestar.types import (
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from .answers import NO_STORE, answer_error
+from .cors import CorsMiddleware, CorsRules, Headers, answer_headers
 from .dpop import ProofTarget
 from .errors import MethodNotAllowedError, NotFoundError, fit_description
 from .forwarded import ProxyHeadersMiddleware
@@ -102,17 +103,25 @@ HeldLookup = Callable[[], Held | None]
 _READS = ("GET", "HEAD")
 
 
-async def send_document(scope: Scope, send: Send, document: Held, cache_control: str = "public, max-age=300") -> None:
+async def send_document(
+    scope: Scope,
+    send: Send,
+    document: Held,
+    cache_control: str = "public, max-age=300",
+    extra: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
     """Answer a GET or HEAD with pre-serialised bytes, honouring If-None-Match (RFC 9110
     §13.1.2) with a 304. For the public documents every client fetches (discovery,
-    JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's."""
+    JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's (which
+    adds the path's CORS header fields as `extra`; a route's are added by its
+    service's `CorsMiddleware`)."""
     method = cast(HTTPScope, scope)["method"]
     if method not in _READS:
         err = MethodNotAllowedError(f"{fit_description(method)} is not allowed here; use GET or HEAD")
         err.headers["Allow"] = "GET, HEAD"
         raise err
     tag = document.etag.encode()
-    headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), (b"access-control-allow-origin", b"*")]
+    headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), *extra]
     condition = first_header(scope, b"if-none-match")
     if condition is not None and none_match(condition.encode("latin-1"), tag):
         await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
@@ -136,20 +145,27 @@ class HeldDocuments:
     here), the framework's routing and its error layer; what that saves a JWKS request
     is measured in bench/RESULTS.md. Anything
     else, or a document the app does not hold right now, goes on to `app` unchanged,
-    and the app's own route for the same path answers from the same lookup."""
+    and the app's own route for the same path answers from the same lookup. A held
+    path's CORS class (the app's `CorsRules`) must not depend on the origin: nothing
+    here reads the request's."""
 
     def __init__(self, app: ASGIApp, apps: Iterable[object]) -> None:
         self.app = app
-        self._held: dict[str, tuple[bytes, str, HeldLookup]] = {}
+        self._held: dict[str, tuple[bytes, str, HeldLookup, Headers]] = {}
         for held_by in apps:  # our services' Litestar apps; anything else holds nothing
             state = getattr(held_by, "state", None)
             if state is None:
                 continue
             service = state["service_name"]
+            rules: CorsRules | None = state.get("cors")
             for path, lookup in state.get("held_documents", {}).items():
                 if path in self._held:
                     raise ValueError(f"two apps hold a document at {path}")
-                self._held[path] = (path.encode("latin-1"), service, lookup)
+                kind = rules.class_of(path) if rules is not None else None
+                if kind is not None and not kind.any_origin:
+                    raise ValueError(f"the document at {path} is held, but who may read it depends on the origin")
+                cors = answer_headers(kind, None) if kind is not None else []
+                self._held[path] = (path.encode("latin-1"), service, lookup, cors)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == ScopeType.HTTP and scope["method"] in _READS:
@@ -161,7 +177,9 @@ class HeldDocuments:
                 document = entry[2]()
                 if document is not None:
                     scope["path_template"] = path
-                    await handled(entry[1], scope, send, lambda answer: send_document(scope, answer, document))
+                    await handled(
+                        entry[1], scope, send, lambda answer: send_document(scope, answer, document, extra=entry[3])
+                    )
                     return
         await self.app(scope, receive, send)
 
@@ -221,12 +239,14 @@ def service_app(
     route_handlers: list[Any],
     ready_checks: dict[str, ReadyCheck],
     held: Mapping[str, HeldLookup] | None = None,
+    cors: CorsRules | None = None,
     **options: Any,
 ) -> Litestar:
     """A Litestar app with what every service has: the error rendering, request ids,
     metrics, /healthz, /readyz and /metrics, and no logging set-up of Litestar's own.
     `held`: the public documents it offers to `HeldDocuments`, by path (its own routes
-    for those paths answer from the same lookups)."""
+    for those paths answer from the same lookups). `cors`: which of its paths other
+    origins may read (cors.py; none without it)."""
     from litestar.datastructures import State
     from litestar.middleware import DefineMiddleware
 
@@ -234,9 +254,12 @@ def service_app(
         route_handlers=[*route_handlers, *health_handlers(ready_checks), metrics],
         exception_handlers={Exception: answer_error},
         openapi_config=None,  # the one description is the discovery service's /openapi.json
-        middleware=[DefineMiddleware(RequestMiddleware, service=service)],
+        middleware=[
+            DefineMiddleware(RequestMiddleware, service=service),
+            DefineMiddleware(CorsMiddleware, rules=cors or CorsRules()),
+        ],
         logging_config=None,
-        state=State({"service_name": service, "held_documents": dict(held or {})}),
+        state=State({"service_name": service, "held_documents": dict(held or {}), "cors": cors}),
         **options,
     )
 

@@ -12,6 +12,7 @@ import httpx
 from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
+from courseschool.common.cors import ANY_ORIGIN, CLIENT_ORIGINS, ClientOrigins, CorsRules
 from courseschool.common.db import backing_services
 from courseschool.common.outbound import default_tls
 from courseschool.common.web import forward_request_id, service_app
@@ -39,6 +40,28 @@ from .web.http import FAMILIES, MAX_BODY
 from .web.internal import internal_router
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+# Who may read what from another origin (common/cors.py); every other path (the pages,
+# /oauth/authorize, introspection, /internal) is same-origin only.
+CORS = CorsRules(
+    paths={
+        jwks.PATH: ANY_ORIGIN,
+        "/api/oauth/register": CLIENT_ORIGINS,
+        "/register": CLIENT_ORIGINS,
+        "/api/oauth/token": CLIENT_ORIGINS,
+        "/token": CLIENT_ORIGINS,
+        "/api/oauth/revoke": CLIENT_ORIGINS,
+        "/api/oauth/userinfo": CLIENT_ORIGINS,
+    },
+    prefixes={"/api/oauth/register/": CLIENT_ORIGINS},  # RFC 7592 client configuration
+    registered=lambda scope: _client_origins(scope["app"]),
+)
+
+
+def _client_origins(app: Litestar) -> ClientOrigins | None:
+    components: Components | None = app.state.get("authz")  # None before start-up
+    return components.client_origins if components is not None else None
+
 
 ROUTES = [
     registration.register,
@@ -119,6 +142,7 @@ def create_app(
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,
         held={jwks.PATH: lambda: jwks.current_jwks(app)},
+        cors=CORS,
     )
     app.state.pages = pages.Pages(settings.issuer)
     return app

@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.clock import Clock
+from courseschool.common.cors import ClientOrigins
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
 from courseschool.common.resource import canonical_resource
@@ -36,6 +37,7 @@ from .shared import Shared, required
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import PUBLIC_WEB, DocumentWeb, MetadataDocumentFetcher
+from .storage.client_origins import PgClientOriginStore
 from .storage.codes import PgCodeStore
 from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
@@ -90,6 +92,7 @@ class Components:
     events: EventRecorder  # every audit event, kept in `authz_events`
     webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task
     housekeeping: PgHousekeeping
+    client_origins: ClientOrigins  # the registered origins browsers may call from (common/cors.py)
     # Stores tests and the maintenance loop reach for by name.
     revoker: PgRedisRevoker
     admin_store: PgAdminStore
@@ -119,6 +122,7 @@ class Components:
         Documents are fetched from (the public web)."""
         s = Shared.build(settings, pool, redis, clock)
         w = _Served.build(s, resource, document_web)
+        origin_store = PgClientOriginStore(pool)
         return cls(
             settings=settings,
             clock=clock,
@@ -132,6 +136,7 @@ class Components:
             events=s.events,
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
             housekeeping=_housekeeping(settings, pool, clock),
+            client_origins=ClientOrigins(origin_store.origins),
             revoker=s.revoker,
             admin_store=s.admin_store,
             trusted_domains=s.trusted_domains,
@@ -147,7 +152,9 @@ class Components:
                 revoker=s.revoker,
             ),
             administration=s.administration(w.keys.maintain),
-            internal=Internal(settings=settings, revoker=s.revoker, admin_store=s.admin_store),
+            internal=Internal(
+                settings=settings, revoker=s.revoker, admin_store=s.admin_store, client_origins=origin_store
+            ),
         )
 
     async def start(self) -> None:

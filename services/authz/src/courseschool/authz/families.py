@@ -39,6 +39,7 @@ from .settings import AuthzSettings
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import MetadataDocumentFetcher
+from .storage.client_origins import PgClientOriginStore
 from .storage.clients import PgClientStore
 from .storage.codes import PgCodeStore
 from .storage.connected_apps import PgConnectedAppStore
@@ -163,6 +164,7 @@ class Internal:
     settings: AuthzSettings
     revoker: PgRedisRevoker  # the current revocations
     admin_store: PgAdminStore  # schools
+    client_origins: PgClientOriginStore  # for resource servers' CORS (common/cors.py)
 
 
 class Visitors(Protocol):

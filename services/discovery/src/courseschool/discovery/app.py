@@ -14,6 +14,7 @@ from litestar import Litestar, asgi
 from litestar.handlers import ASGIRouteHandler
 from litestar.types import Receive, Scope, Send
 
+from courseschool.common.cors import ANY_ORIGIN, CorsRules
 from courseschool.common.http import Held
 from courseschool.common.metrics import CACHE
 from courseschool.common.web import HeldLookup, send_document, service_app
@@ -31,6 +32,8 @@ WELL_KNOWN = {
 }
 OPENAPI_PARTS = (Source("authz", "/internal/openapi.json"), Source("resource", "/internal/openapi.json"))
 OPENAPI = "openapi"  # the merged document's key in the cache
+# Every document here is public and the same for everyone: any origin reads it (common/cors.py).
+CORS = CorsRules(paths=dict.fromkeys([*WELL_KNOWN, "/openapi.json", "/auth.md"], ANY_ORIGIN))
 
 
 def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncClient] | None = None) -> Litestar:
@@ -87,6 +90,7 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
             "/openapi.json": fresh(OPENAPI),
             "/auth.md": walkthrough_hit,
         },
+        cors=CORS,
     )
     return app
 

@@ -12,6 +12,7 @@ import httpx
 from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
+from courseschool.common.cors import CLIENT_ORIGINS, ClientOrigins, CorsRules
 from courseschool.common.db import backing_services
 from courseschool.common.outbound import default_tls
 from courseschool.common.web import forward_request_id, service_app
@@ -24,6 +25,16 @@ from .web.principal import require_declared_scopes
 from .web.routes import all_routes
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def _client_origins(app: Litestar) -> ClientOrigins | None:
+    components: Components | None = app.state.get("resource_api")  # None before start-up
+    return components.client_origins if components is not None else None
+
+
+# Browsers of loopback and registered origins call the API (common/cors.py); /internal,
+# the probes and /metrics stay same-origin.
+CORS = CorsRules(prefixes={"/api/v1/": CLIENT_ORIGINS}, registered=lambda scope: _client_origins(scope["app"]))
 
 
 def create_app(
@@ -64,6 +75,7 @@ def create_app(
         dependencies=dependencies(now),
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,
+        cors=CORS,
     )
     require_declared_scopes(app)
     return app

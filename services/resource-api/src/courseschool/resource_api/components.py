@@ -13,6 +13,7 @@ import httpx
 import redis.asyncio as aioredis
 
 from courseschool.common.clock import Clock
+from courseschool.common.cors import ClientOrigins
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
 from courseschool.common.metrics import REVOCATION_FEED
@@ -22,6 +23,7 @@ from .activity import ActivityJob, ReadBuffer, ReadCounter
 from .auth.revocation_feed import RevocationSource
 from .auth.verifier import BearerVerifier, Introspector, JwksCache
 from .catalogue import CatalogueCache
+from .client_origins import client_origins
 from .schools import SchoolDirectory
 from .service import ResourceService
 from .settings import ResourceSettings
@@ -44,6 +46,7 @@ class Components:
     catalogue: CatalogueCache  # anonymous catalogue pages (web/catalogue_hits.py sends them)
     activity_store: PgActivityStore  # the activity summary (`/internal/activity`)
     activity: ActivityJob  # the reads' flush and the retention (started with the app)
+    client_origins: ClientOrigins  # the registered origins browsers may call from (common/cors.py)
 
     @classmethod
     def build(
@@ -80,6 +83,7 @@ class Components:
                 housekeeping_interval=settings.housekeeping_interval,
                 batch=settings.activity_flush_batch,
             ),
+            client_origins=client_origins(authz, settings.internal_token),
         )
 
     def start(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from litestar import Response, Router, get
 from litestar.params import FromPath
 
+from courseschool.common.cors import CLIENT_ORIGINS_PATH, ClientOriginList
 from courseschool.common.errors import NotFoundError
 from courseschool.common.web import internal_only
 
@@ -51,6 +52,13 @@ async def internal_school(ref: FromPath[str], internal: InternalDep) -> Response
     return no_store_json({"id": school["id"], "slug": school["slug"], "name": school["name"]})
 
 
+@get(CLIENT_ORIGINS_PATH.removeprefix(PATH))
+async def internal_client_origins(internal: InternalDep) -> Response[bytes]:
+    """For resource servers' CORS (common/cors.py): the registered origins, read now (a
+    resource server asks at most once a second, and keeps what it gets)."""
+    return no_store_json(ClientOriginList(sorted(await internal.client_origins.origins())))
+
+
 def internal_router(settings: AuthzSettings) -> Router:
     """Every `/internal` route, behind `Authorization: Bearer <INTERNAL_TOKEN>` (anyone
     else: 404, as for a path that is not there)."""
@@ -62,6 +70,7 @@ def internal_router(settings: AuthzSettings) -> Router:
             internal_openapi,
             internal_revocations,
             internal_school,
+            internal_client_origins,
         ],
         guards=[internal_only(settings.internal_token)],
     )
