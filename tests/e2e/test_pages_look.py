@@ -509,6 +509,9 @@ async def _sign_in(page: Any, email: str, password: str) -> None:
     await page.get_by_role("button", name="Sign in").click()
 
 
+FIREFOX_LINUX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+
+
 # -- looking at a page --------------------------------------------------------------------------
 
 
@@ -726,6 +729,7 @@ async def _approve(
 async def test_sign_in_and_connected_apps_pages(
     platform: Platform,
     callback_server: CallbackServer,
+    browser: Any,
     device: tuple[str, Any],
     lowest: dict,
     database_url: str,
@@ -761,8 +765,17 @@ async def test_sign_in_and_connected_apps_pages(
         short_app = await register(http, meta, callback_server.url, client_name=CLIENT_NAME)
     await _approve(platform, callback_server, page, integration)
     await _approve(platform, callback_server, page, long_app, scope=" ".join(meta["scopes_supported"]))
+    # Signed in to the short app on another computer first (a browser of its own: the same
+    # browser asking again would be the same sign-in), then here.
+    laptop = await browser.new_context(user_agent=FIREFOX_LINUX)
+    try:
+        elsewhere = await laptop.new_page()
+        await elsewhere.goto(f"{platform.base_url}/oauth/apps")
+        await _sign_in(elsewhere, email, password)
+        await _approve(platform, callback_server, elsewhere, short_app)
+    finally:
+        await laptop.close()
     await _approve(platform, callback_server, page, short_app)
-    await _approve(platform, callback_server, page, short_app)  # signed in to it a second time
     await page.goto(f"{platform.base_url}/oauth/apps")
     await expect(page.locator("li.app")).to_have_count(3)
     await expect(page.get_by_role("link", name="End this sign-in")).to_have_count(4)
