@@ -14,7 +14,7 @@ from courseschool.authz.storage.revocations import PgRedisRevoker
 from courseschool.common.clock import SystemClock
 from courseschool.common.redis import create_redis, deployment_channel
 from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
-from courseschool.resource_api.auth.revocation_feed import RevocationFeed
+from courseschool.resource_api.auth.revocation_feed import CatchUp, RevocationFeed
 
 from ..support.infra import kill_pubsub_connections
 from .tcp_proxy import TcpProxy, redis_proxy
@@ -134,3 +134,52 @@ async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_cli
         for client in clients.values():
             await client.aclose()
         await redis_client.delete("revoked:grant:7f1d7a52-3c1e-4c55-9a53-0c0ffee00001")
+
+
+class _Record:
+    """The authorization server's record as the feed reads it, failing on demand."""
+
+    def __init__(self) -> None:
+        self.grants: set[str] = set()
+        self.failing = False
+        self.looks = 0
+
+    async def revoked_since(self, moment: int) -> tuple[set[str], set[str]]:
+        self.looks += 1
+        if self.failing:
+            raise OSError("the record cannot be read")
+        return set(self.grants), set()
+
+
+async def test_a_revocation_only_the_record_holds_is_caught_up(redis_url) -> None:
+    record = _Record()
+    redis = create_redis(redis_url)
+    feed = RevocationFeed(redis, catch_up=CatchUp(record, SystemClock(), every=0.1, bound=1.0))
+    feed.start()
+    try:
+        assert await feed.wait_healthy()
+        record.grants.add("never-published")  # committed, never on the channel
+        assert await _until(lambda: feed.revoked(Token(grant_id="never-published")), within=1.0)
+    finally:
+        await feed.stop()
+        await redis.aclose()
+
+
+async def test_a_feed_that_cannot_read_the_record_is_distrusted_within_the_bound(redis_url) -> None:
+    record = _Record()
+    changes: list[bool] = []
+    redis = create_redis(redis_url)
+    catch_up = CatchUp(record, SystemClock(), every=0.1, bound=1.0)
+    feed = RevocationFeed(redis, catch_up=catch_up, on_change=lambda: changes.append(True))
+    feed.start()
+    try:
+        assert await feed.wait_healthy()
+        record.failing = True
+        assert await _until(lambda: not feed.healthy, within=1.5)
+        record.grants.add("while-unread")
+        record.failing = False
+        assert await feed.wait_healthy(2.0)
+        assert feed.revoked(Token(grant_id="while-unread"))
+    finally:
+        await feed.stop()
+        await redis.aclose()

@@ -31,6 +31,7 @@ from .singletons import Singletons
 from .storage.activity import PgActivityStore
 from .storage.files import PgFileStore
 from .storage.items import PgItemStore
+from .storage.revocations import PgRevocationRecord
 from .storage.schools import PgSchoolStore
 
 
@@ -69,7 +70,7 @@ class Components:
             clock=clock,
             pool=pool,
             redis=redis,
-            verifier=_verifier(settings, redis, clock, authz),
+            verifier=_verifier(settings, pool, redis, clock, authz),
             resources=ResourceService(pool, items, PgFileStore(pool), schools, reads, catalogue),
             singletons=Singletons(items, schools, reads),
             catalogue=catalogue,
@@ -99,7 +100,7 @@ class Components:
 
 
 def _verifier(
-    settings: ResourceSettings, redis: aioredis.Redis, clock: Clock, authz: httpx.AsyncClient
+    settings: ResourceSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock, authz: httpx.AsyncClient
 ) -> BearerVerifier:
     return BearerVerifier(
         mode=settings.token_validation,
@@ -113,4 +114,5 @@ def _verifier(
         dpop=DpopChecker(RedisDpopStore(redis, DPOP_KEYS, clock=clock), settings.dpop_policy, clock),
         clock=clock,
         revocations=RevocationSource(authz, settings.internal_token) if settings.internal_token else None,
+        record=PgRevocationRecord(pool),
     )

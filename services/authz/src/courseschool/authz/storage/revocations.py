@@ -3,8 +3,9 @@
 Each revocation is written to Postgres first, then published: a key with an expiry
 (`revoked:grant:<id>`, `revoked:jti:<jti>`) that a resource server can check, and a
 message on the `revocations` channel for those that keep a local cache. A Redis
-failure never undoes or fails a revocation; resource servers that lose the feed fall
-back to asking the authorization server.
+failure never undoes or fails a revocation: resource servers also read the record in
+Postgres every second (`common/revocation.py`), and those that cannot fall back to
+asking the authorization server.
 """
 
 from __future__ import annotations
@@ -92,10 +93,19 @@ class PgRedisRevoker:
         return {"grant_ids": grants, "jtis": jtis}
 
     async def _publish(self, key: str, ttl: int, event: RevocationEvent) -> None:
+        """The key and the message in one round trip, each on its own: not a transaction,
+        whose EXEC Redis aborts whole when it refuses the SET (out of memory under
+        `noeviction`), discarding the PUBLISH, which needs no memory. What Redis does not
+        carry the resource servers read from Postgres within the fan-out bound
+        (`common/revocation.py`)."""
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.set(key, b"1", ex=ttl)
                 pipe.publish(deployment_channel(self._redis, CHANNEL), msgspec.json.encode(event))
-                await pipe.execute()
+                stored, published = await pipe.execute(raise_on_error=False)
         except (redis.exceptions.RedisError, OSError) as exc:
             log.warning("revocation_fanout_failed", key=key, error=type(exc).__name__)
+            return
+        for part, result in (("key", stored), ("message", published)):
+            if isinstance(result, Exception):
+                log.warning("revocation_fanout_failed", key=key, part=part, error=type(result).__name__)

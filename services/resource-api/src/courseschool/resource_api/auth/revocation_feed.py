@@ -5,6 +5,11 @@ a Redis channel and as keys with an expiry. A resource server subscribes, loads 
 current set (the keys, plus the authorization server's record in Postgres over its
 internal endpoint, so a flushed Redis cannot make a revoked token good again), and
 applies every message after. While the feed is lost nothing is trusted from memory.
+
+A message Redis never carried (a write refused under `noeviction`, a publisher that died
+after its commit) leaves no gap the channel could show, so the feed also reads the
+record in Postgres every second for what was revoked since its last look, and trusts its
+memory only while a look succeeded within the fan-out bound (`common/revocation.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import asyncio
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import httpx
@@ -21,9 +27,16 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 
 from courseschool.common.background import BackgroundLoop
+from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
 from courseschool.common.redis import deployment_channel
-from courseschool.common.revocation import CHANNEL, RevocationEvent
+from courseschool.common.revocation import (
+    CATCH_UP_EVERY,
+    CATCH_UP_OVERLAP,
+    CHANNEL,
+    FANOUT_BOUND,
+    RevocationEvent,
+)
 
 log = get_logger(__name__)
 
@@ -36,6 +49,54 @@ class Revocable(Protocol):
     def jti(self) -> str | None: ...
 
 
+class RevocationRecord(Protocol):
+    async def revoked_since(self, moment: int) -> tuple[set[str], set[str]]: ...
+
+
+class CatchUp:
+    """The looks at the authorization server's record in Postgres, every `every`
+    seconds, for what was revoked since the previous look began (less
+    `CATCH_UP_OVERLAP`): what the channel did not carry arrives by the next look, and
+    `fresh` is false once no look has succeeded for `bound` seconds."""
+
+    def __init__(
+        self, record: RevocationRecord, clock: Clock, *, every: float = CATCH_UP_EVERY, bound: float = FANOUT_BOUND
+    ) -> None:
+        self._record = record
+        self._clock = clock
+        self._every = every
+        self._bound = bound
+        self._began = -math.inf  # time.monotonic() at the start of the last look that succeeded
+        self._since: int | None = None  # the application's time the last look that succeeded began
+        self.looked = asyncio.Event()  # set by each look that succeeds, cleared by one that fails
+
+    @property
+    def fresh(self) -> bool:
+        return time.monotonic() - self._began < self._bound
+
+    async def run(self, found: Callable[[set[str], set[str]], None], stopping: Callable[[], bool]) -> None:
+        failing = False
+        while not stopping():
+            began, now = time.monotonic(), self._clock.now()
+            since = (now if self._since is None else min(self._since, now)) - CATCH_UP_OVERLAP
+            try:
+                async with asyncio.timeout(self._bound):
+                    grants, jtis = await self._record.revoked_since(since)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever failed, memory is trusted only until the bound
+                if not failing:
+                    log.warning("revocation_catch_up_failed", error=type(exc).__name__)
+                failing = True
+                self.looked.clear()
+            else:
+                failing = False
+                self._since, self._began = now, began
+                self.looked.set()
+                found(grants, jtis)
+            await asyncio.sleep(self._every)
+
+
 class FeedLost(Exception):
     """The feed's connection closed, failed or went silent."""
 
@@ -43,9 +104,10 @@ class FeedLost(Exception):
 class RevocationFeed(BackgroundLoop):
     """The revoked grants and token ids, kept in memory from the Redis feed.
 
-    `healthy` is true only while subscribed, after the set was (re)loaded, and while
-    the connection is heard from: while it is false nothing may be trusted from
-    memory, and callers ask the authorization server instead.
+    `healthy` is true only while subscribed, after the set was (re)loaded, while the
+    connection is heard from and the record in Postgres was read in time (`CatchUp`):
+    while it is false nothing may be trusted from memory, and callers ask the
+    authorization server instead.
 
     A lost connection must count as lost at once. The feed therefore reads its
     subscription itself instead of through redis-py's `PubSub.get_message`, which on a
@@ -66,11 +128,10 @@ class RevocationFeed(BackgroundLoop):
         loader: Any = None,
         ping_every: float = 1.0,
         silence: float = 3.0,
+        catch_up: CatchUp | None = None,
     ) -> None:
         self._redis = redis
-        # Asks the authorization server for the current revocations (the record in
-        # Postgres), so that a flushed Redis cannot make a revoked token good again.
-        self._loader = loader
+        self._loader = loader  # the current revocations from authz: a flushed Redis revives none
         self._grants: set[str] = set()
         self._jtis: set[str] = set()
         self._on_change = on_change or (lambda: None)
@@ -78,11 +139,13 @@ class RevocationFeed(BackgroundLoop):
         self._heard = -math.inf  # time.monotonic() of the last bytes from the server
         self._ping_every = ping_every
         self._silence = silence
+        self._catch_up = catch_up  # the looks at the record in Postgres
         super().__init__()
 
     @property
     def healthy(self) -> bool:
-        return self._connected.is_set() and time.monotonic() - self._heard < self._silence
+        caught_up = self._catch_up is None or self._catch_up.fresh
+        return caught_up and self._connected.is_set() and time.monotonic() - self._heard < self._silence
 
     def revoked(self, principal: Revocable) -> bool:
         return (principal.grant_id in self._grants) or (principal.jti in self._jtis)
@@ -91,6 +154,8 @@ class RevocationFeed(BackgroundLoop):
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(within):
                 await self._connected.wait()
+                if self._catch_up is not None:
+                    await self._catch_up.looked.wait()  # the first look at the record may still be under way
         return self.healthy
 
     def _apply(self, event: RevocationEvent) -> None:
@@ -117,9 +182,27 @@ class RevocationFeed(BackgroundLoop):
             record = await self._loader()
             grants.update(record["grant_ids"])
             jtis.update(record["jtis"])
+        else:  # the keys alone may lack what a look at the record found: keep it
+            grants |= self._grants
+            jtis |= self._jtis
         self._grants, self._jtis = grants, jtis
 
     async def _run(self) -> None:
+        async with asyncio.TaskGroup() as loops:  # a stop cancels both
+            if self._catch_up is not None:
+                loops.create_task(self._catch_up.run(self._missed, lambda: self.stopping))
+            loops.create_task(self._subscribed())
+
+    def _missed(self, grants: set[str], jtis: set[str]) -> None:
+        """What a look at the record found: applied if the channel did not carry it."""
+        missed_grants, missed_jtis = grants - self._grants, jtis - self._jtis
+        if missed_grants or missed_jtis:
+            log.info("revocation_caught_up", grants=len(missed_grants), jtis=len(missed_jtis))
+            self._grants |= missed_grants
+            self._jtis |= missed_jtis
+            self._on_change()
+
+    async def _subscribed(self) -> None:
         delay = 0.2
         while not self.stopping:
             pubsub = self._redis.pubsub()

@@ -7,8 +7,10 @@ Two modes, chosen by TOKEN_VALIDATION:
   cached in Redis under a digest of the token, never longer than the token lives.
 
 Either way the revocation state comes from the feed the authorization server
-publishes (`revocation_feed.py`); verified tokens are kept in an in-process cache so the
-hot path makes no signature check and no network call. When the feed is lost, the
+publishes (`revocation_feed.py`), caught up every second from its record in Postgres so
+that a revocation Redis did not carry still arrives within the fan-out bound; verified
+tokens are kept in an in-process cache so the hot path makes no signature check and no
+network call. When the feed is lost, the
 cache is dropped and every token is introspected, uncached, until the feed is back.
 
 A DPoP-bound token (`cnf.jkt`, from the JWT or from introspection) is checked against
@@ -38,7 +40,7 @@ from courseschool.common.jose import key_set, unverified_header, verify_access_t
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import CACHE
 
-from .revocation_feed import RevocationFeed
+from .revocation_feed import CatchUp, RevocationFeed, RevocationRecord
 
 log = get_logger(__name__)
 
@@ -163,6 +165,7 @@ class BearerVerifier:
         dpop: DpopChecker,
         clock: Clock | None = None,
         revocations: Any = None,
+        record: RevocationRecord | None = None,
     ) -> None:
         self.mode = mode
         self._issuer = issuer
@@ -175,7 +178,8 @@ class BearerVerifier:
         self._dpop = dpop
         self._clock = clock or SystemClock()
         self._verified: dict[str, Principal] = {}  # token digest -> principal
-        self.feed = RevocationFeed(redis, on_change=self._verified.clear, loader=revocations)
+        catch_up = CatchUp(record, self._clock) if record is not None else None
+        self.feed = RevocationFeed(redis, on_change=self._verified.clear, loader=revocations, catch_up=catch_up)
 
     async def verify(self, credentials: Credentials, target: ProofTarget) -> Principal:
         """The token's principal, once the request proved the token's DPoP key if it has one."""
