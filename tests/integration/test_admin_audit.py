@@ -9,6 +9,7 @@ import asyncio
 from datetime import datetime
 
 import msgspec
+import pytest
 
 from .admin_api import ADMIN, admin_cli, admin_get, admin_post
 from .flow import Flow
@@ -38,6 +39,19 @@ async def test_refused_audit_queries_say_why(admin_flow: Flow) -> None:
     for query, status in (("since=yesterday", 400), ("limit=0", 400), ("limit=x", 400), ("user=nobody@x.test", 404)):
         response = await admin_flow.client.get(f"/internal/admin/audit?{query}", headers=ADMIN)
         assert response.status_code == status, (query, response.text)
+
+
+@pytest.mark.parametrize("name", ["kind", "user", "client", "school", "action", "since", "until"])
+@pytest.mark.parametrize("character", ["%00", "%1B", "%0A", "%E2%80%AE"])
+async def test_every_audit_filter_refuses_control_characters(admin_flow: Flow, name: str, character: str) -> None:
+    """Issue 38, T4-5: `?client=%00` was a 500 with a traceback (PostgreSQL refuses a NUL
+    in text). Every filter refuses a control or other hidden character with a 400."""
+    response = await admin_flow.client.get(f"/internal/admin/audit?{name}=a{character}b", headers=ADMIN)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"] == "invalid_request"
+    assert body["error_description"] == f"{name} must not contain control characters"
+    assert "Traceback" not in response.text
 
 
 async def test_cli_actions_are_audit_events_with_their_source(database_url, redis_url, kek, admin_flow: Flow) -> None:

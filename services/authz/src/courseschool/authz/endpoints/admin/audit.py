@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from courseschool.common.errors import InvalidRequestError
+from courseschool.common.text import has_hidden
 
 from ...storage.events import EventQuery
 from .base import AdminBase, unknown
@@ -33,6 +34,7 @@ class AuditAdmin(AdminBase):
         """Newest first; `user` by id or email, `school` by slug or id, `since` and
         `until` ISO 8601 dates or times (UTC unless they name their offset; `until` is
         excluded), `before` an event id (the next page starts below the last one seen)."""
+        _printable(kind=kind, user=user, client=client, school=school, action=action, since=since, until=until)
         if not 0 < limit <= MAX_ACTIONS:
             raise InvalidRequestError(f"limit must be 1 to {MAX_ACTIONS}")
         if kind is not None and kind not in KINDS:
@@ -65,6 +67,14 @@ class AuditAdmin(AdminBase):
             limit=limit,
         )
         return await self.c.event_store.query(query)
+
+
+def _printable(**filters: str | None) -> None:
+    """A filter with a control or other hidden character matches no event, and PostgreSQL
+    refuses a NUL in text outright (which was a 500): refused with a 400 first."""
+    for name, value in filters.items():
+        if value is not None and has_hidden(value):
+            raise InvalidRequestError(f"{name} must not contain control characters")
 
 
 def _moment(name: str, value: str | None) -> datetime | None:
