@@ -4,8 +4,12 @@ engineer with the tools it already runs.
 
 The event store puts each such event in `authz_webhook_outbox` in the statement that
 records it; this task delivers from there, so no request ever waits for a receiver. A
-delivery is claimed first (its next attempt pushed a lease ahead, other replicas skip
-it), then sent once with a time limit: a 2xx marks it delivered and it is never sent
+delivery is claimed first, one at a time (its next attempt pushed a lease ahead, other
+replicas skip it), then sent once with a time limit. The lease is longer than the send
+can take (twice EVENTS_WEBHOOK_TIMEOUT, the whole send's hard limit, plus a minute for
+the database): a lease that had to cover a whole batch (20 deliveries of up to 5 s each
+under a 60 s lease) ran out while the batch was still being sent, and another replica
+sent the rest again (issue 38, T4-4). a 2xx marks it delivered and it is never sent
 again; anything else is tried again later with a doubling delay, up to
 EVENTS_WEBHOOK_MAX_ATTEMPTS, then abandoned and logged. A crash between a receiver's 2xx
 and the mark can send one delivery twice: receivers dedupe on `X-Course-School-Delivery`.
@@ -42,17 +46,17 @@ log = get_logger(__name__)
 
 SIGNATURE_HEADER = "X-Course-School-Signature"
 DELIVERY_HEADER = "X-Course-School-Delivery"
-LEASE_SECONDS = 60
+LEASE_SECONDS = 60  # beyond the send's own limit: the statements around it
 MAX_DELAY = 3600
 
 _CLAIM = """
-UPDATE authz_webhook_outbox SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
+UPDATE authz_webhook_outbox SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $1)
 WHERE id IN (
     SELECT id FROM authz_webhook_outbox
     WHERE delivered_at IS NULL AND abandoned_at IS NULL AND next_attempt_at <= now()
-    ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
 RETURNING id, body, attempts
-"""
+"""  # one at a time: each delivery leased for its own send only
 _DELIVERED = "UPDATE authz_webhook_outbox SET delivered_at = now(), last_error = NULL WHERE id = $1"
 _FAILED = """
 UPDATE authz_webhook_outbox SET last_error = $2, next_attempt_at = now() + make_interval(secs => $3),
@@ -82,6 +86,7 @@ class WebhookDelivery(BackgroundLoop):
         self._secret = settings.events_webhook_secret
         self._max_attempts = settings.events_webhook_max_attempts
         self._interval = settings.events_webhook_interval
+        self._send_limit = 2 * settings.events_webhook_timeout  # httpx's timeout is per phase; this is the whole
         self._pool = pool
         self._clock = clock
         self._batch = batch
@@ -99,10 +104,12 @@ class WebhookDelivery(BackgroundLoop):
         return stopped
 
     async def deliver_due(self) -> int:
-        """One pass: send what is due; how many were delivered."""
-        claimed = await self._pool.fetch(_CLAIM, self._batch, float(LEASE_SECONDS))
+        """One pass: send what is due, at most a batch; how many were delivered."""
         delivered = 0
-        for row in claimed:
+        for _ in range(self._batch):
+            row = await self._pool.fetchrow(_CLAIM, float(self._send_limit + LEASE_SECONDS))
+            if row is None:
+                break
             error = await self._send(row["id"], row["body"])
             if error is None:
                 await self._pool.execute(_DELIVERED, row["id"])
@@ -123,8 +130,9 @@ class WebhookDelivery(BackgroundLoop):
             DELIVERY_HEADER: str(delivery),
         }
         try:
-            response = await self._http.post(self._url, content=payload, headers=headers)
-        except httpx.HTTPError as exc:
+            async with asyncio.timeout(self._send_limit):
+                response = await self._http.post(self._url, content=payload, headers=headers)
+        except (httpx.HTTPError, TimeoutError) as exc:
             return type(exc).__name__
         return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
 
