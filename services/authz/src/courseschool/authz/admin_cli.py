@@ -113,7 +113,18 @@ def main(argv: list[str], *, prog: str | None = None, missing: str | None = None
             said = exc.description or exc.error
             print(f"error: {_shown(said)}{f' ({_shown(exc.detail)})' if exc.detail else ''}", file=sys.stderr)
             return 1
-    print(_json(result) if args.json else _text(result))
+    return _print(_json(result) if args.json else _text(result))
+
+
+def _print(result: str) -> int:
+    """The result on standard output. A reader that stopped reading (`| head -1`, a pager
+    quit early) is not a failure of the command, whose work is done: no traceback, and
+    standard output pointed at /dev/null so that the flush at exit raises nothing either."""
+    try:
+        print(result)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
