@@ -69,6 +69,9 @@ async def test_sign_ins_consents_and_their_endings_are_kept_with_who_where_clien
     assert signed_in["client_id"] == reg["client_id"]
     reused = next(e for e in events if e["action"] == "refresh_reused")
     assert reused["kind"] == "security" and reused["client_id"] == reg["client_id"]
+    # The reuses came from an address like every other call (issue 38: code_reused had none).
+    for action in ("code_reused", "refresh_reused"):
+        assert next(e for e in events if e["action"] == action)["source"] == "127.0.0.1", action
     security = await _events(flow, "kind=security&action=refresh_reused")
     assert [e["id"] for e in security] == [reused["id"]]
     assert "refresh_token" not in msgspec.json.encode(events).decode()

@@ -47,10 +47,10 @@ class Grants:
         self.announced: list[tuple[str, str]] = []
         self.redeemed: list[dict[str, Any]] = []
 
-    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
+    async def revoke_grant(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:  # the Revoker port
         self.revoked.append((grant_id, reason))
 
-    async def announce_ended(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
+    async def announce_ended(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:  # the Revoker port
         self.announced.append((grant_id, reason))
 
     async def redeem_code(

@@ -44,10 +44,10 @@ class RefreshGrants:
     async def bind_dpop_key(self, grant_id: str, jkt: str) -> str | None:
         return self.bound or jkt
 
-    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
+    async def revoke_grant(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
         self.revoked.append((grant_id, reason))
 
-    async def announce_ended(self, grant_id: str, *, reason: str) -> None:
+    async def announce_ended(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
         raise AssertionError("a refresh ends no other grant")
 
 

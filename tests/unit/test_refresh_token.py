@@ -54,10 +54,10 @@ class Grants:
         self.bindings.append((grant_id, jkt))
         return self.bound or jkt
 
-    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
+    async def revoke_grant(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:  # the Revoker port
         self.revoked.append((grant_id, reason))
 
-    async def announce_ended(self, grant_id: str, *, reason: str) -> None:  # the Revoker port
+    async def announce_ended(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:  # the Revoker port
         raise AssertionError("a refresh ends no other grant")
 
 

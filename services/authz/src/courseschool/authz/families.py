@@ -71,8 +71,9 @@ class Tokens:
     dpop: DpopChecker  # DPoP proofs (RFC 9449) at the token endpoint and UserInfo
     limits: Limits
 
-    def token_context(self) -> TokenContext:
-        """What the grant handlers, revocation and introspection need (protocol/context.py)."""
+    def token_context(self, *, ip: str | None = None) -> TokenContext:
+        """What the grant handlers, revocation and introspection need (protocol/context.py);
+        `ip`: the request's address."""
         ring = self.keys.ring
         return TokenContext(
             users=self.users,
@@ -87,6 +88,7 @@ class Tokens:
             refresh_absolute_ttl=self.settings.refresh_token_absolute_ttl,
             refresh_grace=self.settings.refresh_token_grace,
             grants_per_app=self.settings.grants_per_app,
+            ip=ip,
         )
 
 

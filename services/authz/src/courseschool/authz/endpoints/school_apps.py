@@ -107,15 +107,15 @@ async def app_at_school(c: AccountPages, user: User, client_id: str) -> SchoolAp
     return found
 
 
-async def end_access(c: AccountPages, user: User, client_id: str, person: str | None) -> int:
+async def end_access(c: AccountPages, user: User, client_id: str, person: str | None, *, ip: str) -> int:
     """End one person's access to the app (`person`: their id), or everyone's at the
-    school; 404 when there is none. How many sign-ins ended."""
+    school; 404 when there is none. How many sign-ins ended. `ip`: the steward's address."""
     steward(user)
     grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id, _person(person))
     if not grant_ids:
         raise NotFoundError(NO_ACCESS)
     for grant_id in grant_ids:
-        await c.revoker.revoke_grant(grant_id, reason=REASON)
+        await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
     audit(
         "school_access_ended",
         actor="user",
@@ -123,11 +123,12 @@ async def end_access(c: AccountPages, user: User, client_id: str, person: str | 
         client_id=client_id,
         person=person,
         count=len(grant_ids),
+        ip=ip,
     )
     return len(grant_ids)
 
 
-async def block(c: AccountPages, user: User, client_id: str) -> int:
+async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
     """Block the app for the steward's school and end its grants there; how many ended."""
     steward(user)
     client = await c.directory.get(client_id) if client_id else None
@@ -136,16 +137,16 @@ async def block(c: AccountPages, user: User, client_id: str) -> int:
     await c.school_apps.block(user.school_id, client_id, by=user.id, now=c.clock.now())
     grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id)
     for grant_id in grant_ids:
-        await c.revoker.revoke_grant(grant_id, reason=REASON)
-    audit("app_blocked", actor="user", subject=user.id, client_id=client_id, grants_ended=len(grant_ids))
+        await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
+    audit("app_blocked", actor="user", subject=user.id, client_id=client_id, grants_ended=len(grant_ids), ip=ip)
     return len(grant_ids)
 
 
-async def unblock(c: AccountPages, user: User, client_id: str) -> None:
+async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> None:
     steward(user)
     if not await c.school_apps.unblock(user.school_id, client_id):
         raise NotFoundError("This app is not blocked at your school.")
-    audit("app_unblocked", actor="user", subject=user.id, client_id=client_id)
+    audit("app_unblocked", actor="user", subject=user.id, client_id=client_id, ip=ip)
 
 
 def _person(person: str | None) -> str | None:

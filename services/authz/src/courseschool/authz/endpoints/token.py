@@ -43,7 +43,7 @@ async def exchange_token(
     check_grant_type_allowed(client, parsed.grant_type)
     jkt = await proof_key(c, client, dpop)
     async with held(c.pool):  # the grant's statements (two to four) over one checkout
-        response = await handler(parsed, client, c.token_context(), jkt)
+        response = await handler(parsed, client, c.token_context(ip=ip), jkt)
     TOKENS_ISSUED.labels(parsed.grant_type).inc()
     return response
 

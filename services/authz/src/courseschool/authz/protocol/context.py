@@ -24,3 +24,4 @@ class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
     refresh_absolute_ttl: int
     refresh_grace: int
     grants_per_app: int  # live grants one user may hold of one client (GRANTS_PER_APP)
+    ip: str | None = None  # the request's address, for the events a handler records

@@ -63,9 +63,10 @@ class GrantStore(Protocol):
 class Revoker(Protocol):
     """Revocation: written to Postgres first, then fanned out to resource servers."""
 
-    async def revoke_grant(self, grant_id: str, *, reason: str) -> None: ...
+    async def revoke_grant(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
+        """`ip`: the address of the request that ended it, for the event's record."""
 
-    async def announce_ended(self, grant_id: str, *, reason: str) -> None:
+    async def announce_ended(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
         """A grant another statement ended (a code exchange's): the audit event and the
         fan-out to resource servers that `revoke_grant` sends after its own write."""
 

@@ -56,6 +56,7 @@ _ACTORS = {
     "superseded": "system",
     "revoked_by_client": "client",
     "revoked_by_user": "user",
+    "revoked_by_school": "user",  # a school's owner or admin, on the school's apps page
     "removed_by_user": "user",
 }
 
@@ -68,12 +69,13 @@ class PgRedisRevoker:
         self._grant_visibility = access_token_ttl + 120
         self._clock = clock
 
-    async def revoke_grant(self, grant_id: str, *, reason: str) -> None:
+    async def revoke_grant(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
         await self._pool.execute(_REVOKE_GRANT, uuid.UUID(grant_id), reason, self._clock.now())
-        await self.announce_ended(grant_id, reason=reason)
+        await self.announce_ended(grant_id, reason=reason, ip=ip)
 
-    async def announce_ended(self, grant_id: str, *, reason: str) -> None:
-        audit("grant_revoked", actor=_ACTORS.get(reason, "admin"), grant_id=grant_id, reason=reason)
+    async def announce_ended(self, grant_id: str, *, reason: str, ip: str | None = None) -> None:
+        source = {"ip": ip} if ip else {}  # the request's address; none for what no request did
+        audit("grant_revoked", actor=_ACTORS.get(reason, "admin"), grant_id=grant_id, reason=reason, **source)
         await self._publish(grant_key(grant_id), self._grant_visibility, RevocationEvent(grant_id=grant_id))
 
     async def revoke_access_token(self, *, jti: str, grant_id: str, expires_at: int) -> None:

@@ -18,7 +18,7 @@ from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
-from .http import AccountPagesDep
+from .http import AccountPagesDep, client_ip
 from .interaction import form_fields
 from .pages import render, see_other
 from .scope_words import scope_lines
@@ -98,21 +98,21 @@ async def end_access_submit(
 ) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     person = fields.get("person") or None
-    await end_access(account, user, fields.get("client_id", ""), person)
+    await end_access(account, user, fields.get("client_id", ""), person, ip=client_ip(request))
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
 @post("/block", opt=PAGE)
 async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
-    await block(account, user, fields.get("client_id", ""))
+    await block(account, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=blocked")
 
 
 @post("/unblock", opt=PAGE)
 async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
-    await unblock(account, user, fields.get("client_id", ""))
+    await unblock(account, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=unblocked")
 
 

@@ -95,8 +95,8 @@ async def _load_unused_code(value: str, ctx: TokenContext) -> AuthorizationCode:
 async def _revoke_after_reuse(code: AuthorizationCode, ctx: TokenContext, why: str) -> None:
     """§4.1.2: a code used twice is refused and what its first use issued is revoked."""
     grant = code.grant
-    await ctx.revoker.revoke_grant(grant.id, reason="code_reused")
-    audit("code_reused", actor="client", subject=grant.user_id, client_id=grant.client_id, grant_id=grant.id)
+    await ctx.revoker.revoke_grant(grant.id, reason="code_reused", ip=ctx.ip)
+    audit("code_reused", actor="client", subject=grant.user_id, client_id=grant.client_id, grant_id=grant.id, ip=ctx.ip)
     raise InvalidGrantError(UNUSABLE, detail=f"{why}: grant {grant.id} revoked")
 
 

@@ -157,13 +157,14 @@ async def _replay_or_revoke(value: str, token: RefreshToken, now: int, ctx: Toke
     if within_grace and token.successor_live and token.replay is not None and not token.grant.revoked:
         log.info("refresh_retried", client_id=token.grant.client_id, grant_id=token.grant.id)
         return retry_response.open_sealed(value, token.replay)
-    await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused")
+    await ctx.revoker.revoke_grant(token.grant.id, reason="refresh_reused", ip=ctx.ip)
     audit(
         "refresh_reused",
         actor="client",
         subject=token.grant.user_id,
         client_id=token.grant.client_id,
         grant_id=token.grant.id,
+        ip=ctx.ip,
     )
     raise InvalidGrantError(INVALID, detail=f"reused {_reuse(token, now, ctx)}: grant {token.grant.id} revoked")
 
