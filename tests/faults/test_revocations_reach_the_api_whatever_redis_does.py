@@ -36,6 +36,7 @@ from ..integration.shelf import Shelf
 from .servers import OwnRedis, server_folder
 
 SCOPE = "openid courses:read"
+SLACK = 0.5  # the API call's own time, on a loaded machine: the bound is the feed's
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ async def test_a_grant_revoked_while_redis_refuses_writes_is_refused_within_the_
     assert grant_id is not None
     assert await admin_redis.exists(grant_key(grant_id)) == 0  # Redis refused the key: the case of the issue
 
-    assert await _seconds_until_refused(env, access, within=FANOUT_BOUND + 1.0) <= FANOUT_BOUND + 1.0
+    await _seconds_until_refused(env, access, within=FANOUT_BOUND + SLACK)
     refreshed = await Lifecycle(env.flow).refresh(reg, tokens["refresh_token"])
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
 
@@ -159,8 +160,7 @@ async def test_a_revocation_never_published_reaches_the_api_from_the_record(
         grant_id,
         now,
     )
-    elapsed = await _seconds_until_refused(env, access, within=FANOUT_BOUND + 1.0)
-    assert elapsed <= FANOUT_BOUND + 1.0
+    await _seconds_until_refused(env, access, within=FANOUT_BOUND + SLACK)
     assert await admin_redis.exists(grant_key(str(grant_id))) == 0
 
 
