@@ -85,7 +85,8 @@ async def env(
 
 async def _fill_to_the_limit(admin: aioredis.Redis) -> None:
     """`maxmemory` a little above what the server uses, nothing to evict, then filled
-    until a write is refused."""
+    until a write is refused; then the limit is pinned a little under what is used, so
+    that memory freed meanwhile (clients' buffers) cannot let a small write through."""
     used = int((await admin.info("memory"))["used_memory"])
     await admin.config_set("maxmemory-policy", "noeviction")
     await admin.config_set("maxmemory", str(used + 4 * 1024 * 1024))
@@ -97,6 +98,10 @@ async def _fill_to_the_limit(admin: aioredis.Redis) -> None:
                 break
         else:
             raise AssertionError("Redis never refused a write")
+    used = int((await admin.info("memory"))["used_memory"])
+    await admin.config_set("maxmemory", str(used - 256 * 1024))
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        await admin.set("probe", b"1")
 
 
 async def _status(env: ApiEnv, token: str) -> int:
