@@ -50,9 +50,13 @@ PAGE = {"answer": "page"}  # the `opt` of a route whose errors are pages
 # errors (a server out of reach, shutting down or crashed, a connection left in a
 # broken state by one: asyncpg's InternalClientError) and a dropped connection. The
 # pool raises failures to connect as asyncpg's own (db.py); an OSError that is not a
-# connection's (a file not found, a permission denied) is a bug: 500.
+# connection's (a file not found, a permission denied) is a bug: 500. A write refused as
+# read-only is a server that no longer takes writes (a primary demoted or fenced during a
+# failover, a standby reached): the pool drops its connections to find the new primary
+# (db.py), and the request is answered as in any other outage.
 UNAVAILABLE: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,
+    asyncpg.ReadOnlySQLTransactionError,
     asyncpg.exceptions.OperatorInterventionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.InternalClientError,

@@ -17,6 +17,7 @@ from typing import Any
 
 import asyncpg
 import msgspec
+from asyncpg.pool import PoolAcquireContext
 from redis.asyncio import Redis
 
 from .logging import get_logger
@@ -65,7 +66,7 @@ class _Lent:
 
     async def __aenter__(self) -> asyncpg.Connection:
         if self.connection is None:
-            checkout = asyncpg.Pool.acquire(self.pool)
+            checkout = _Checkout(self.pool, None)
             self.connection = await checkout.__aenter__()
             self.checkout = checkout
         return self.connection
@@ -82,6 +83,22 @@ class _Lent:
 _LENT: ContextVar[_Lent | None] = ContextVar("courseschool_lent_connection", default=None)
 
 
+class _Checkout(PoolAcquireContext):
+    """asyncpg's checkout, which drops every connection of the pool when a statement on
+    its connection found the server read-only (a primary demoted or fenced, a standby
+    reached): the pool's next checkouts connect anew, through the DSN's host list to
+    the server that takes writes now (`target_session_attrs=read-write`). The request
+    that met it is answered 503 (answers.UNAVAILABLE), as when the server is down."""
+
+    __slots__ = ()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if isinstance(exc[1], asyncpg.ReadOnlySQLTransactionError):
+            log.warning("postgres_read_only", action="reconnecting")
+            await self.pool.expire_connections()
+        await super().__aexit__(*exc)
+
+
 class Pool(asyncpg.Pool):
     """asyncpg's pool, which lends a task inside `held` one connection: every statement
     a store runs there, through `fetchrow` or `acquire` alike, goes over it instead of a
@@ -94,7 +111,7 @@ class Pool(asyncpg.Pool):
         lent = _LENT.get()
         if lent is not None and lent.pool is self and lent.task is asyncio.current_task():
             return lent
-        return super().acquire(timeout=timeout)
+        return _Checkout(self, timeout)
 
 
 def _lent_here(pool: asyncpg.Pool) -> bool:
