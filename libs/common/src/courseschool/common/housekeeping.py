@@ -18,9 +18,14 @@ class SweepRule(NamedTuple):
 
 
 # One bounded batch of a rule ($1: its size); rows another transaction holds are skipped.
+# The keys are taken once, as an array (an InitPlan), never as `IN (SELECT ...)`: as the
+# inner side of a nested-loop semi-join the planner may run that subquery again for
+# every row of the table, and each run locks the next $1 rows (those the statement has
+# already deleted are skipped), so one batch deleted every matching row. Which plan is
+# chosen depends on the table's statistics: it showed only under load.
 _BATCH = """
-DELETE FROM {table} WHERE {key} IN (
-    SELECT {key} FROM {table} WHERE {condition} LIMIT $1 FOR UPDATE SKIP LOCKED)"""
+DELETE FROM {table} WHERE {key} = ANY(ARRAY(
+    SELECT {key} FROM {table} WHERE {condition} LIMIT $1 FOR UPDATE SKIP LOCKED))"""
 
 
 async def sweep(
