@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from .logging import get_logger
 from .metrics import unwatch_pool, watch_pool
 from .redis import create_redis
+from .server_versions import POSTGRES_OLDEST, UnsupportedServer, check_servers, postgres_version, require
 from .settings import BaseSettings
 
 log = get_logger(__name__)
@@ -168,11 +169,19 @@ async def _connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
     """asyncpg's connect, with every failure to reach the server (refused, reset, no
     socket file, no route, a name that does not resolve, a time-out) raised as the
     driver's connection error, so it is answered 503 like every other outage while a
-    bug that happens to be an OSError is not."""
+    bug that happens to be an OSError is not; a server older than the supported range
+    (server_versions.py) refused."""
     try:
-        return await asyncpg.connect(*args, **kwargs)
+        conn = await asyncpg.connect(*args, **kwargs)
     except OSError as exc:
         raise asyncpg.exceptions.ClientCannotConnectError(f"PostgreSQL is out of reach: {type(exc).__name__}") from exc
+    try:
+        # Every connection, so a server that was down at start is judged when it answers.
+        require("PostgreSQL", postgres_version(conn), POSTGRES_OLDEST)
+    except UnsupportedServer:
+        conn.terminate()
+        raise
+    return conn
 
 
 async def _reset_connection(conn: asyncpg.Connection) -> None:
@@ -221,6 +230,7 @@ async def migrate(conn: asyncpg.Connection, service: str, directory: Path) -> li
 async def migrate_dsn(dsn: str, service: str, directory: Path) -> list[str]:
     conn = await asyncpg.connect(dsn)
     try:
+        require("PostgreSQL", postgres_version(conn), POSTGRES_OLDEST)  # before any migration runs
         return await migrate(conn, service, directory)
     finally:
         await conn.close()
@@ -234,6 +244,12 @@ async def backing_services(settings: BaseSettings, service: str) -> AsyncIterato
         raise RuntimeError("DATABASE_URL and REDIS_URL are required")
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
     redis = create_redis(settings.redis_url)
+    try:
+        await check_servers(pool, redis)  # an older server than the supported range: no start
+    except BaseException:
+        await redis.aclose()
+        await pool.close()
+        raise
     watch_pool(service, pool)
     try:
         yield pool, redis

@@ -17,6 +17,7 @@ from litestar.types import Receive, Scope, Send
 from courseschool.common.cors import ANY_ORIGIN, CorsRules
 from courseschool.common.http import Held
 from courseschool.common.metrics import CACHE
+from courseschool.common.server_versions import check_servers
 from courseschool.common.web import HeldLookup, send_document, service_app
 
 from .components import Components
@@ -44,8 +45,9 @@ def create_app(settings: DiscoverySettings, *, upstreams: dict[str, httpx.AsyncC
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         components = Components.build(settings, upstreams)
-        app.state.discovery = components
         try:
+            await check_servers(None, components.redis)  # an older Redis than the supported range: no start
+            app.state.discovery = components
             yield
         finally:
             await components.close()
