@@ -128,7 +128,12 @@ async def database_url(postgres_admin_url: str, migrated_template: str) -> Async
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The run's end (in xdist's controller, after every worker): drop the templates made
     on servers that outlive the run. Embedded servers and containers were a worker's own
-    and are gone with it."""
+    and are gone with it. A worker hands the paths its servers took to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from .support.infra import PATHS_TAKEN
+
+        workeroutput["paths_taken"] = json.dumps(PATHS_TAKEN)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     record = _run_folder(session.config._tmp_path_factory) / TEMPLATES  # type: ignore[attr-defined]
@@ -191,20 +196,36 @@ def kek() -> str:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    import os
-
+    forced = os.environ.get("TEST_SERVERS")
+    default = f"TEST_SERVERS={forced}" if forced else "containers of locally built images, else embedded"
     chosen = [
-        f"{what}: {'the server of ' + name if os.environ.get(name) else 'a container (testcontainers) or embedded, chosen at first use'}"
+        f"{what}: {'the server of ' + name if os.environ.get(name) else default}"
         for what, name in (("PostgreSQL", "TEST_DATABASE_URL"), ("Redis", "TEST_REDIS_URL"))
     ]
     return ["test servers: " + "; ".join(chosen) + " (the path taken is in the summary)"]
 
 
+# Under xdist the fixtures run in the workers: each hands its paths to the controller.
+_WORKERS_PATHS: dict[str, dict[str, list[str]]] = {}
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    taken = json.loads(getattr(node, "workeroutput", {}).get("paths_taken", "{}"))
+    worker = getattr(node, "gateway", None)
+    for what, path in taken.items():
+        _WORKERS_PATHS.setdefault(what, {}).setdefault(path, []).append(getattr(worker, "id", "?"))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Which path each test server (and the container tier's image) took, and why."""
+    """Which path each test server (and the container tier's image) took, and why: this
+    process's own, or each path the xdist workers took and which took it."""
     from .support.infra import PATHS_TAKEN
 
-    if PATHS_TAKEN:
+    lines = [f"{what}: {path}" for what, path in PATHS_TAKEN.items()]
+    for what, paths in _WORKERS_PATHS.items():
+        for path, workers in paths.items():
+            lines.append(f"{what}: {path} [{', '.join(sorted(workers))}]")
+    if lines:
         terminalreporter.section("test servers and containers")
-        for what, path in PATHS_TAKEN.items():
-            terminalreporter.write_line(f"{what}: {path}")
+        for line in lines:
+            terminalreporter.write_line(line)
