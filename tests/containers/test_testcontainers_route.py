@@ -17,7 +17,7 @@ from courseschool.common.server_versions import (
     version_tuple,
 )
 
-from ..support.infra import PATHS_TAKEN, container_engine, engine_for_image
+from ..support.infra import PATHS_TAKEN, container_engine, engine_for_image, server_container
 from .engine import BuiltImage
 
 pytestmark = pytest.mark.containers
@@ -74,3 +74,12 @@ async def test_the_fixtures_servers_are_containers_of_the_local_debian_images(
     postgres, redis = await check_postgres(db_pool), await check_redis(redis_client)
     assert postgres is not None and version_tuple(postgres)[:1] == POSTGRES_OLDEST[:1]
     assert redis is not None and version_tuple(redis)[:2] == REDIS_OLDEST
+
+
+def test_a_server_container_that_cannot_start_is_a_reason_to_fall_back(docker_env: None, image: BuiltImage) -> None:
+    from .service_images import REDIS
+
+    assert engine_for_image(image.base)[0]  # testcontainers pointed at the engine
+    with server_container((REDIS, "localhost/courseschool-no-such-image:0")) as started:
+        assert isinstance(started, str)
+        assert started.startswith("a container of localhost/courseschool-no-such-image:0 did not start")

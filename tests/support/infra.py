@@ -46,7 +46,9 @@ _ENGINE: list[tuple[Any, str, str | None]] = []
 def _ping(base_url: str) -> Any:
     import docker
 
-    client = docker.DockerClient(base_url=base_url, timeout=5)
+    # The time-out of every call of this client, not only of the ping: with both cores
+    # busy (a whole run, other sessions) podman's API took more than 5 s to answer.
+    client = docker.DockerClient(base_url=base_url, timeout=60)
     client.ping()
     return client
 
@@ -166,15 +168,15 @@ def local_server_image(name: str) -> tuple[Any, str]:
         os.environ["DOCKER_HOST"] = docker_host
         os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
     how = "built now" if now else "from the cache"
-    return (
-        service,
-        reference,
-    ), f"{reference} ({', '.join(service.packages)} from Debian on the local base, {how}) on {what}"
+    description = f"{reference} ({', '.join(service.packages)} from Debian on the local base, {how}) on {what}"
+    return (service, reference), description
 
 
 @contextlib.contextmanager
-def server_container(found: tuple[Any, str]) -> Iterator[int]:
-    """A container of a locally built server image on the host's network; its port."""
+def server_container(found: tuple[Any, str]) -> Iterator[int | str]:
+    """A container of a locally built server image on the host's network: its port, or
+    why it did not start (an engine that builds but cannot run, say), for the caller to
+    fall back."""
     from testcontainers.core.container import DockerContainer
     from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
@@ -188,8 +190,17 @@ def server_container(found: tuple[Any, str]) -> Iterator[int]:
         .with_kwargs(network_mode="host", user=service.user)
         .waiting_for(LogMessageWaitStrategy(service.ready_line).with_startup_timeout(120))
     )
-    with container:
+    try:
+        container.start()
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            container.stop()
+        yield f"a container of {reference} did not start ({type(exc).__name__}: {str(exc)[-300:]})"
+        return
+    try:
         yield port
+    finally:
+        container.stop()
 
 
 def _embedded_or_refuse(why: str) -> None:
@@ -207,10 +218,12 @@ def postgres_server() -> Iterator[str]:
         return
     found, why = local_server_image("postgres")
     if found is not None:
-        PATHS_TAKEN["PostgreSQL"] = f"testcontainers: {why}"
         with server_container(found) as port:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        return
+            if isinstance(port, int):
+                PATHS_TAKEN["PostgreSQL"] = f"testcontainers: {why}"
+                yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+                return
+            why = port
     _embedded_or_refuse(why)
     from courseschool.platform.embedded import EmbeddedServers
 
@@ -269,10 +282,12 @@ def redis_server() -> Iterator[str]:
         return
     found, why = local_server_image("redis")
     if found is not None:
-        PATHS_TAKEN["Redis"] = f"testcontainers: {why}"
         with server_container(found) as port:
-            yield f"redis://127.0.0.1:{port}/0"
-        return
+            if isinstance(port, int):
+                PATHS_TAKEN["Redis"] = f"testcontainers: {why}"
+                yield f"redis://127.0.0.1:{port}/0"
+                return
+            why = port
     _embedded_or_refuse(why)
     from courseschool.platform.embedded import EmbeddedServers
 
