@@ -79,9 +79,10 @@ def _podman_service() -> str | None:
         shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(stop)
-    # Quiet, it answers in about 2 s; 8 s with both cores busy, and longer while the tier
-    # builds an image beside it: a slow start is no reason to fall back.
-    deadline = time.monotonic() + 60
+    # Quiet, it answers in about 2 s; 8 s with both cores busy, longer while the tier
+    # builds an image beside it, and more than a minute on a machine shared with other
+    # runs (every worker starts its own): a slow start is no reason to fall back.
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline and service.poll() is None:
         with contextlib.suppress(Exception):
             _ping(f"unix://{socket}")
