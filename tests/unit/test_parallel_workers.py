@@ -68,7 +68,7 @@ def test_a_group_of_tests_runs_on_one_worker(tmp_path):
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # against a hang only: three workers' start took over 120 s on a shared machine
     )
     assert done.returncode == 0, done.stdout + done.stderr
     workers = {(tmp_path / f"worker-{n}").read_text() for n in range(8)}
