@@ -28,7 +28,7 @@ log = get_logger(__name__)
 # integrations): revoking must never be undone by a silent `prompt=none`. A grant
 # replaced or superseded by a newer sign-in of the same user and client keeps it (the
 # approval that ended it wrote it); those are ended by the code exchange's own statement
-# (`storage/grants.py`, `_REDEEM_CODE`) and only announced here.
+# (`storage/code_redemption.py`, `REDEEM_CODE`) and only announced here.
 _REVOKE_GRANT = """
 WITH revoked AS (
     UPDATE authz_grants SET revoked_at = to_timestamp($3), revoke_reason = $2
