@@ -5,11 +5,13 @@ address, the body within a limit, an answer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
-from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, HTTPScope, Receive, Scope, Send
 
-from .errors import InvalidRequestError, PayloadTooLargeError
+from .errors import InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError, fit_description
+from .http import Held, none_match
 
 
 def header_values(scope: Scope, name: bytes) -> list[str]:
@@ -69,3 +71,38 @@ async def send_answer(
     raw += [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
     await send(HTTPResponseStartEvent(type="http.response.start", status=status, headers=raw))
     await send(HTTPResponseBodyEvent(type="http.response.body", body=body, more_body=False))
+
+
+_READS = ("GET", "HEAD")
+
+
+async def send_document(
+    scope: Scope,
+    send: Send,
+    document: Held,
+    cache_control: str = "public, max-age=300",
+    extra: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer a GET or HEAD with pre-serialised bytes, honouring If-None-Match (RFC 9110
+    §13.1.2) with a 304. For the public documents every client fetches (discovery,
+    JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's (which
+    adds the path's CORS header fields as `extra`; a route's are added by its
+    service's `CorsMiddleware`)."""
+    method = cast(HTTPScope, scope)["method"]
+    if method not in _READS:
+        err = MethodNotAllowedError(f"{fit_description(method)} is not allowed here; use GET or HEAD")
+        err.headers["Allow"] = "GET, HEAD"
+        raise err
+    tag = document.etag.encode()
+    headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), *extra]
+    condition = first_header(scope, b"if-none-match")
+    if condition is not None and none_match(condition.encode("latin-1"), tag):
+        await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
+        await send(HTTPResponseBodyEvent(type="http.response.body", body=b"", more_body=False))
+        return
+    body = document.body
+    headers += [(b"content-type", document.media_type.encode()), (b"content-length", str(len(body)).encode())]
+    await send(HTTPResponseStartEvent(type="http.response.start", status=200, headers=headers))
+    await send(
+        HTTPResponseBodyEvent(type="http.response.body", body=b"" if method == "HEAD" else body, more_body=False)
+    )

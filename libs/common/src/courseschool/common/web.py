@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 import msgspec
@@ -20,8 +20,6 @@ from litestar.handlers import BaseRouteHandler
 from litestar.types import (
     ASGIApp,
     Guard,
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
     HTTPScope,
     Message,
     Receive,
@@ -33,12 +31,12 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from .answers import NO_STORE, answer_error
 from .cors import CorsMiddleware, CorsRules, Headers, answer_headers
 from .dpop import ProofTarget
-from .errors import MethodNotAllowedError, NotFoundError, fit_description
+from .errors import NotFoundError
 from .forwarded import ProxyHeadersMiddleware
-from .http import Held, none_match
+from .http import Held
 from .logging import request_line
 from .metrics import exposition, record_request
-from .raw import first_header, header_values
+from .raw import first_header, header_values, send_document
 from .secrets import same
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -101,38 +99,6 @@ def _requests_logged() -> bool:
 # What an app holds at a path now; None: nothing held (the app's own route answers).
 HeldLookup = Callable[[], Held | None]
 _READS = ("GET", "HEAD")
-
-
-async def send_document(
-    scope: Scope,
-    send: Send,
-    document: Held,
-    cache_control: str = "public, max-age=300",
-    extra: Sequence[tuple[bytes, bytes]] = (),
-) -> None:
-    """Answer a GET or HEAD with pre-serialised bytes, honouring If-None-Match (RFC 9110
-    §13.1.2) with a 304. For the public documents every client fetches (discovery,
-    JWKS): a raw ASGI handler's answer, and the `HeldDocuments` front door's (which
-    adds the path's CORS header fields as `extra`; a route's are added by its
-    service's `CorsMiddleware`)."""
-    method = cast(HTTPScope, scope)["method"]
-    if method not in _READS:
-        err = MethodNotAllowedError(f"{fit_description(method)} is not allowed here; use GET or HEAD")
-        err.headers["Allow"] = "GET, HEAD"
-        raise err
-    tag = document.etag.encode()
-    headers = [(b"etag", tag), (b"cache-control", cache_control.encode()), *extra]
-    condition = first_header(scope, b"if-none-match")
-    if condition is not None and none_match(condition.encode("latin-1"), tag):
-        await send(HTTPResponseStartEvent(type="http.response.start", status=304, headers=headers))
-        await send(HTTPResponseBodyEvent(type="http.response.body", body=b"", more_body=False))
-        return
-    body = document.body
-    headers += [(b"content-type", document.media_type.encode()), (b"content-length", str(len(body)).encode())]
-    await send(HTTPResponseStartEvent(type="http.response.start", status=200, headers=headers))
-    await send(
-        HTTPResponseBodyEvent(type="http.response.body", body=b"" if method == "HEAD" else body, more_body=False)
-    )
 
 
 class HeldDocuments:

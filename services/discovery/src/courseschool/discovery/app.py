@@ -17,8 +17,9 @@ from litestar.types import Receive, Scope, Send
 from courseschool.common.cors import ANY_ORIGIN, CorsRules
 from courseschool.common.http import Held
 from courseschool.common.metrics import CACHE
+from courseschool.common.raw import send_document
 from courseschool.common.server_versions import check_servers
-from courseschool.common.web import HeldLookup, send_document, service_app
+from courseschool.common.web import HeldLookup, service_app
 
 from .components import Components
 from .documents import DocumentCache, Source, make_document

@@ -6,7 +6,7 @@ from litestar import Litestar, asgi
 from litestar.types import Receive, Scope, Send
 
 from courseschool.common.http import Held
-from courseschool.common.web import send_document
+from courseschool.common.raw import send_document
 
 PATH = "/api/oauth/jwks"
 
