@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PKGS   := libs/common services/authz services/resource-api services/discovery platform
+PKGS   := libs/common libs/client services/authz services/resource-api services/discovery platform
 
 # The test suite mostly waits (servers, subprocesses, a browser): two workers per core,
 # pytest-xdist, one database and one Redis database each (tests/support/infra.py). Tests that must
@@ -41,7 +41,7 @@ test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) tests/unit tests/integration $(PYTEST_ARGS)
 
 # Lint, format and types: ruff over every Python file, mypy over the product code.
-CHECKED := libs/common/src services/authz/src services/resource-api/src services/discovery/src platform/src
+CHECKED := libs/common/src libs/client/src services/authz/src services/resource-api/src services/discovery/src platform/src
 check: $(STAMP)
 	$(BIN)/ruff check libs services platform tests bench tools
 	$(BIN)/ruff format --check libs services platform tests bench tools

@@ -1,5 +1,5 @@
 """`make install`: the virtualenv `.venv` with every package pinned in requirements.lock
-and the five local packages (editable), installed with uv, or with pip where uv cannot run.
+and the six local packages (editable), installed with uv, or with pip where uv cannot run.
 
 uv is the PyPI package `uv` (a wheel with its binary inside) at the version the lock pins,
 installed with pip into `.tools/uv/`, a folder this script owns (made once; `make clean`
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "requirements.lock"
 VENV = ROOT / ".venv"
 TOOLS = ROOT / ".tools" / "uv"
-PACKAGES = ("libs/common", "services/authz", "services/resource-api", "services/discovery", "platform")
+PACKAGES = ("libs/common", "libs/client", "services/authz", "services/resource-api", "services/discovery", "platform")
 # setuptools' "compat" editable mode: a path entry per package, which mypy and the
 # namespace packages (courseschool.*) read like an ordinary install.
 EDITABLE = ("--config-settings", "editable_mode=compat")
