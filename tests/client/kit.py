@@ -27,7 +27,7 @@ class Kit:
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
+        # home is made by the library itself (0700), on its first write
         self.opened = self.home.parent / f"{self.home.name}-opened.txt"
         self.keyring_file = self.home.parent / f"{self.home.name}-keyring.json"
         self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHON_KEYRING_BACKEND", "BROWSER")}

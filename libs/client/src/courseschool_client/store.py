@@ -86,7 +86,10 @@ def home() -> Path:
 
 
 def _private_dir(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Make `path` and any missing parent of it 0700 (mkdir's parents get the default mode)."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
     return path
 
 
