@@ -1,0 +1,81 @@
+"""Two processes using one stored sign-in refresh at once, a hundred times each
+(tests/client/refresh_loop.py): the refresh lock and the re-read under it keep one
+lineage; the server never sees a refresh token twice, so it never revokes the grant as
+a reuse. Signed in through the library with the opener the test passes (Chromium)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ..client.kit import REPO, Kit, approve
+from .conftest import Platform, admin_cli, create_person
+
+pytestmark = pytest.mark.browser
+
+
+async def test_two_processes_refresh_one_sign_in_without_a_reuse(
+    platform: Platform, browser: Any, database_url: str, redis_url: str, kek: str, tmp_path: Path
+) -> None:
+    email, password = create_person(database_url, redis_url, kek, name="Kit Racer", role="lecturer")
+    kit = Kit(tmp_path / "home", keyring=False)
+    context = await browser.new_context()
+    page = await context.new_page()
+    loop = asyncio.get_running_loop()
+
+    def opener(url: str) -> bool:
+        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
+        return True
+
+    from courseschool_client import CourseSchool
+
+    session = await asyncio.to_thread(
+        CourseSchool.login,
+        platform.base_url,
+        scope="openid courses:read",
+        storage="file",
+        folder=kit.home,
+        open_browser=opener,
+    )
+    await context.close()
+    client_id = session.record.client_id
+
+    start = tmp_path / "start"
+    racers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(REPO / "tests" / "client" / "refresh_loop.py"),
+            platform.base_url,
+            str(start),
+            env=kit.env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    await asyncio.sleep(1.0)  # both loaded and waiting
+    start.touch()
+    results = [await asyncio.wait_for(racer.communicate(), 300) for racer in racers]
+    for racer, (_out, err) in zip(racers, results, strict=True):
+        assert racer.returncode == 0, err.decode()[-3000:]
+    spent = [int(out) for out, _ in results]
+    assert sum(spent) >= 100, spent  # every round spent one refresh token, in one process or the other
+
+    record = json.loads((kit.home / "credentials.json").read_text())[platform.base_url]
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        read = await http.get(
+            f"{platform.base_url}/api/v1/courses", headers={"Authorization": f"Bearer {record['access_token']}"}
+        )
+    assert read.status_code == 200, read.text
+    grants = json.loads(admin_cli(database_url, redis_url, kek, "--json", "grants", "list", "--client", client_id))
+    assert len(grants) == 1, grants  # one lineage, still alive
+    reused = admin_cli(
+        database_url, redis_url, kek, "--json", "audit", "list", "--kind", "security", "--client", client_id
+    )
+    assert "refresh_reused" not in reused, reused
