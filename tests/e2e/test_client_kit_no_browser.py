@@ -80,6 +80,9 @@ async def test_no_browser_login_signs_in_with_the_pasted_address(
     damaged = kit.run("token", platform.base_url)
     assert damaged.returncode == 1 and not damaged.stdout
     assert "damaged: run logout, then login" in damaged.stderr
+    forgotten = kit.run("logout", platform.base_url)
+    assert forgotten.returncode == 0 and "Forgotten" in forgotten.stderr, forgotten.stderr
+    assert kit.run("token", platform.base_url).stderr.strip().endswith(f"login {platform.base_url})")
 
 
 async def test_a_revoked_or_expired_sign_in_says_sign_in_again(

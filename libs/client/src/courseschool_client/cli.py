@@ -19,9 +19,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import ClientError
+from .discovery import normalise
+from .errors import ClientError, StoreCorrupted
 from .session import CourseSchool
-from .store import Storage
+from .store import Storage, open_store
 
 
 def _claims(jwt: str) -> dict[str, Any]:
@@ -82,7 +83,13 @@ def status(args: argparse.Namespace) -> int:
 
 
 def logout(args: argparse.Namespace) -> int:
-    session = CourseSchool.stored(args.base_url, storage=args.storage)
+    try:
+        session = CourseSchool.stored(args.base_url, storage=args.storage)
+    except StoreCorrupted as damaged:
+        base_url = normalise(args.base_url)
+        open_store(args.storage).delete(base_url)
+        print(f"{damaged}.\nForgotten; it could not be revoked: end it on {base_url}/oauth/apps.", file=sys.stderr)
+        return 0
     session.logout()
     print(f"Signed out of {session.record.base_url}: the sign-in is revoked and forgotten.", file=sys.stderr)
     return 0
