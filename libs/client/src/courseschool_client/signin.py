@@ -44,11 +44,16 @@ class Interaction:
     timeout: float = 300.0
 
 
-def client_for(http: httpx.Client, server: Server, previous: Record | None, name: str, metadata_url: str | None) -> str:
+def client_for(
+    http: httpx.Client, server: Server, previous: Record | None, name: str, metadata_url: str | None
+) -> tuple[str, str, str]:
+    """The client id, and its registration's URI and token when it registered itself."""
     if metadata_url and server.cimd_supported:
-        return metadata_url  # a Client ID Metadata Document: its URL is the client id
-    if previous and previous.issuer == server.issuer and previous.client_id:
-        return previous.client_id  # registered once per platform, remembered
+        return metadata_url, "", ""  # a Client ID Metadata Document: its URL is the client id
+    if previous and previous.issuer == server.issuer and previous.client_id and previous.client_id != metadata_url:
+        if tokens.still_registered(http, previous):  # registered once per platform, remembered
+            return previous.client_id, previous.registration_uri, previous.registration_token
+        log.warning("the registration remembered for %s is gone: registering again", server.base_url)
     return tokens.register(http, server, name)
 
 
@@ -65,13 +70,16 @@ def sign_in(
 ) -> Record:
     """A new sign-in; the caller stores the record (under the refresh lock)."""
     server = discover(http, base_url)
+    client_id, registration_uri, registration_token = client_for(http, server, previous, client_name, metadata_url)
     record = Record(
         base_url=server.base_url,
         issuer=server.issuer,
-        client_id=client_for(http, server, previous, client_name, metadata_url),
+        client_id=client_id,
         token_endpoint=server.token_endpoint,
         revocation_endpoint=server.revocation_endpoint,
         userinfo_endpoint=server.userinfo_endpoint,
+        registration_uri=registration_uri,
+        registration_token=registration_token,
     )
     if use_dpop:
         record.dpop_key = (previous.dpop_key if previous else None) or dpop.new_key()

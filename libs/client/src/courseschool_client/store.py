@@ -49,6 +49,8 @@ class Record:
     expires_at: float = 0.0
     scope: str = ""
     dpop_key: dict[str, str] | None = None
+    registration_uri: str = ""  # RFC 7592: where the client reads its registration,
+    registration_token: str = ""  # with this token: a deleted client is registered again
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

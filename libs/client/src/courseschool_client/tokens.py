@@ -19,7 +19,7 @@ log = logging.getLogger("courseschool_client")
 REGISTERED_REDIRECT = "http://127.0.0.1/callback"  # any port at authorization time (RFC 8252 §7.3)
 
 
-def register(http: httpx.Client, server: Server, client_name: str) -> str:
+def register(http: httpx.Client, server: Server, client_name: str) -> tuple[str, str, str]:
     """Dynamic registration of a native public client; the server chooses the id."""
     if not server.registration_endpoint:
         raise ClientError(f"{server.issuer} offers no registration: pass the client id your school gave you")
@@ -34,9 +34,18 @@ def register(http: httpx.Client, server: Server, client_name: str) -> str:
     if response.status_code != 201:
         error, description = _error_of(response)
         raise ClientError(f"registration refused: {error}: {description}")
-    client_id = str(response.json()["client_id"])
+    registered = response.json()
     log.info("registered as a client of %s", server.issuer)
-    return client_id
+    uri, token = registered.get("registration_client_uri", ""), registered.get("registration_access_token", "")
+    return str(registered["client_id"]), str(uri), str(token)
+
+
+def still_registered(http: httpx.Client, record: Record) -> bool:
+    """RFC 7592 §2.1: a client that was deleted (or pruned) reads 401 at its own URI."""
+    if not (record.registration_uri and record.registration_token):
+        return True  # nothing to ask with: assume it is
+    response = http.get(record.registration_uri, headers={"Authorization": f"Bearer {record.registration_token}"})
+    return response.status_code == 200
 
 
 def _error_of(response: httpx.Response) -> tuple[str, str]:
