@@ -98,3 +98,21 @@ def test_the_listener_checks_iss_then_state_then_error(answer: str, said: str, p
             assert listener.wait(5) == "c"
         again = httpx.get(f"{listener.redirect_uri}?{answer.format(state=request.state)}")
         assert again.status_code == 409, "one answer per sign-in"
+
+
+def test_sign_ins_of_several_platforms_saved_at_once_are_all_kept(tmp_path: Path) -> None:
+    import threading
+
+    store = FileStore(tmp_path / "home")
+    platforms = [f"http://school-{n}.test" for n in range(16)]
+
+    def save(base_url: str) -> None:
+        for _ in range(5):
+            store.save(Record(base_url, base_url, "client", f"{base_url}/token", refresh_token="r"))
+
+    threads = [threading.Thread(target=save, args=(base_url,)) for base_url in platforms]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(json.loads(store.path.read_text())) == sorted(platforms)

@@ -163,21 +163,30 @@ class FileStore:
         data = self._read_all().get(base_url)
         return None if data is None else Record.from_json(data, str(self.path))
 
-    def save(self, record: Record) -> None:
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[dict[str, Any]]:
+        """Read, change, write under a lock of the file's own: the refresh lock is per
+        platform, and two platforms' sign-ins share this file."""
+        fd = os.open(_private_dir(self.path.parent) / ".credentials.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            everything = self._read_all()
-        except StoreCorrupted:
-            everything = {}  # a new sign-in replaces what cannot be read
-        everything[record.base_url] = record.to_json()
-        self._write_all(everything)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                everything = self._read_all()
+            except StoreCorrupted:
+                everything = {}  # a new sign-in (or a logout) replaces what cannot be read
+            yield everything
+            self._write_all(everything)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def save(self, record: Record) -> None:
+        with self._writing() as everything:
+            everything[record.base_url] = record.to_json()
 
     def delete(self, base_url: str) -> None:
-        try:
-            everything = self._read_all()
-        except StoreCorrupted:
-            everything = {}
-        everything.pop(base_url, None)
-        self._write_all(everything)
+        with self._writing() as everything:
+            everything.pop(base_url, None)
 
 
 def keyring_usable() -> bool:
