@@ -116,3 +116,19 @@ def test_sign_ins_of_several_platforms_saved_at_once_are_all_kept(tmp_path: Path
     for thread in threads:
         thread.join()
     assert sorted(json.loads(store.path.read_text())) == sorted(platforms)
+
+
+def test_iss_is_required_only_where_the_server_sends_it_and_always_checked() -> None:
+    request = authorization_request(
+        f"{ISSUER}/authorize",
+        client_id="c",
+        redirect_uri="http://127.0.0.1:1/callback",
+        scope="openid",
+        resource=ISSUER,
+    )
+    bare = f"http://127.0.0.1:1/callback?code=c&state={request.state}"
+    with pytest.raises(AuthorizationRefused, match="does not come from"):
+        code_from(bare, request, ISSUER)
+    assert code_from(bare, request, ISSUER, iss_required=False) == "c"
+    with pytest.raises(AuthorizationRefused, match="does not come from"):
+        code_from(bare + "&iss=http%3A%2F%2Fevil.test", request, ISSUER, iss_required=False)

@@ -30,6 +30,7 @@ class Server:
     scopes_supported: tuple[str, ...] = ()
     cimd_supported: bool = False
     dpop_algs: tuple[str, ...] = ()
+    iss_in_answers: bool = True  # RFC 9207: then an answer without `iss` is refused
 
 
 def normalise(base_url: str) -> str:
@@ -93,4 +94,5 @@ def discover(http: httpx.Client, base_url: str) -> Server:
         scopes_supported=tuple(prm.get("scopes_supported") or meta.get("scopes_supported") or ()),
         cimd_supported=bool(meta.get("client_id_metadata_document_supported")),
         dpop_algs=tuple(meta.get("dpop_signing_alg_values_supported") or ()),
+        iss_in_answers=bool(meta.get("authorization_response_iss_parameter_supported")),
     )

@@ -55,14 +55,16 @@ def authorization_request(
     return AuthorizationRequest(f"{endpoint}?{urlencode(params)}", redirect_uri, state, verifier)
 
 
-def code_from(callback_url: str, request: AuthorizationRequest, issuer: str) -> str:
-    """The code of the browser's answer, once it is known to be this request's answer."""
+def code_from(callback_url: str, request: AuthorizationRequest, issuer: str, *, iss_required: bool = True) -> str:
+    """The code of the browser's answer, once it is known to be this request's answer.
+    `iss` must be there when the server says it sends it, and right whenever it is there."""
     parts = urlsplit(callback_url.strip())
     expected = urlsplit(request.redirect_uri)
     if parts.path != expected.path or not parts.query:
         raise AuthorizationRefused("that is not the address the sign-in ended at (no answer in it)")
     answer = dict(parse_qsl(parts.query, keep_blank_values=True))
-    if answer.get("iss") != issuer:  # RFC 9207 §2.4: a mix-up, or not an answer of this server
+    # RFC 9207 §2.4: a mix-up, or not an answer of this server
+    if ("iss" in answer or iss_required) and answer.get("iss") != issuer:
         raise AuthorizationRefused(f"the answer does not come from {issuer} (iss): it was not used")
     if not secrets.compare_digest(answer.get("state", ""), request.state):
         raise AuthorizationRefused("the answer is not for this sign-in (state does not match): it was not used")

@@ -105,10 +105,14 @@ def sign_in(
             "The browser then ends at an address that does not load (http://127.0.0.1:...).\n"
             "Copy that whole address from the address bar and paste it here, within a minute."
         )
-        code = code_from(interaction.ask("Address: "), request, server.issuer)
+        code = code_from(interaction.ask("Address: "), request, server.issuer, iss_required=server.iss_in_answers)
     else:
         holder: list[AuthorizationRequest] = []
-        with Listener(lambda url: code_from(url, holder[0], server.issuer), client_name) as listener:
+
+        def check(url: str) -> str:
+            return code_from(url, holder[0], server.issuer, iss_required=server.iss_in_answers)
+
+        with Listener(check, client_name) as listener:
             holder.append(request_for(listener.redirect_uri))
             interaction.say(f"Opening the browser to sign in to {server.base_url}. If it does not open, visit:\n")
             interaction.say(f"  {holder[0].url}\n")
