@@ -79,3 +79,70 @@ async def test_two_processes_refresh_one_sign_in_without_a_reuse(
         database_url, redis_url, kek, "--json", "audit", "list", "--kind", "security", "--client", client_id
     )
     assert "refresh_reused" not in reused, reused
+
+
+class LosesTheFirstAnswer(httpx.BaseTransport):
+    """The network between the program and the server: the first token answer is lost on
+    the way back (the server did rotate the token), the rest arrive."""
+
+    def __init__(self) -> None:
+        self.real = httpx.HTTPTransport()
+        self.lost = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.real.handle_request(request)
+        if request.url.path.endswith("/token") and not self.lost:
+            response.read()
+            self.lost += 1
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return response
+
+
+async def test_a_lost_refresh_answer_is_asked_again_at_once(
+    platform: Platform, browser: Any, database_url: str, redis_url: str, kek: str, tmp_path: Path
+) -> None:
+    email, password = create_person(database_url, redis_url, kek, name="Kit Unlucky", role="lecturer")
+    kit = Kit(tmp_path / "home", keyring=False)
+    context = await browser.new_context()
+    page = await context.new_page()
+    loop = asyncio.get_running_loop()
+
+    def opener(url: str) -> bool:
+        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
+        return True
+
+    from courseschool_client import CourseSchool
+
+    session = await asyncio.to_thread(
+        CourseSchool.login,
+        platform.base_url,
+        scope="openid courses:read",
+        storage="file",
+        folder=kit.home,
+        open_browser=opener,
+    )
+    await context.close()
+    network = LosesTheFirstAnswer()
+    session.http = httpx.Client(transport=network, timeout=30.0)
+    assert await asyncio.to_thread(session.refresh) is True
+    assert network.lost == 1, "the first answer was lost, and the same refresh token asked again"
+    session.http = httpx.Client(timeout=30.0)
+    assert await asyncio.to_thread(session.refresh) is True, "the lineage goes on: no reuse was seen"
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        read = await http.get(
+            f"{platform.base_url}/api/v1/courses", headers={"Authorization": f"Bearer {session.access_token()}"}
+        )
+    assert read.status_code == 200, read.text
+    security = admin_cli(
+        database_url,
+        redis_url,
+        kek,
+        "--json",
+        "audit",
+        "list",
+        "--kind",
+        "security",
+        "--client",
+        session.record.client_id,
+    )
+    assert "refresh_reused" not in security, security
