@@ -41,7 +41,7 @@ from .storage.client_origins import PgClientOriginStore
 from .storage.codes import PgCodeStore
 from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
-from .storage.housekeeping import Lifetimes, PgHousekeeping
+from .storage.housekeeping import PgHousekeeping
 from .storage.interactions import RedisInteractionStore
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
@@ -135,7 +135,7 @@ class Components:
             keys=w.keys,
             events=s.events,
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
-            housekeeping=_housekeeping(settings, pool, clock),
+            housekeeping=PgHousekeeping.configured(settings, pool, clock),
             client_origins=ClientOrigins(origin_store.origins),
             revoker=s.revoker,
             admin_store=s.admin_store,
@@ -278,18 +278,6 @@ class _Served:
             activity=self.activity,
             page_key=self.page_key,
         )
-
-
-def _housekeeping(settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> PgHousekeeping:
-    lifetimes = Lifetimes(
-        refresh_idle=settings.refresh_token_idle_ttl,
-        refresh_absolute=settings.refresh_token_absolute_ttl,
-        revoked_grant_retention=settings.revoked_grant_retention,
-        event_retention=settings.event_retention,
-    )
-    return PgHousekeeping(
-        pool, lifetimes, clock=clock, batch=settings.housekeeping_batch, rounds=settings.housekeeping_rounds
-    )
 
 
 def _resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:

@@ -32,6 +32,8 @@ import msgspec
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.housekeeping import SweepRule, sweep
 
+from ..settings import AuthzSettings
+
 
 class Rule(NamedTuple):
     table: str
@@ -90,6 +92,17 @@ class PgHousekeeping:
         self._clock = clock or SystemClock()
         self._batch = batch
         self._rounds = rounds
+
+    @classmethod
+    def configured(cls, settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock) -> PgHousekeeping:
+        """Housekeeping with the lifetimes, batch and rounds the settings name."""
+        lifetimes = Lifetimes(
+            refresh_idle=settings.refresh_token_idle_ttl,
+            refresh_absolute=settings.refresh_token_absolute_ttl,
+            revoked_grant_retention=settings.revoked_grant_retention,
+            event_retention=settings.event_retention,
+        )
+        return cls(pool, lifetimes, clock=clock, batch=settings.housekeeping_batch, rounds=settings.housekeeping_rounds)
 
     async def sweep(self) -> dict[str, int]:
         """One pass over every rule: rows removed (or cleared) per rule."""
