@@ -27,11 +27,12 @@ from .support.infra import fresh_database_name, postgres_server, redis_server, t
 TEMPLATES = "migrated-templates.json"  # in the run's shared folder: admin URL -> template database
 
 # Emptied before each test (clean_db), children before parents; with the tables that
-# reference them (consents, notices, school blocks, the webhook outbox). Signing keys
+# reference them (consents, notices, the mail outbox, school blocks, the webhook outbox). Signing keys
 # persist across tests: they are configuration, and slow to make.
 TABLES = (
     "authz_refresh_tokens",
     "authz_codes",
+    "authz_mail_outbox",
     "authz_notices",
     "authz_consents",
     "authz_revoked_access_tokens",

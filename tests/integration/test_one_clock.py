@@ -27,6 +27,9 @@ POSTGRES_CLOCK = {
     ("authz_webhook_outbox", "next_attempt_at"): "the outbox lives on PostgreSQL's clock alone",
     ("authz_webhook_outbox", "delivered_at"): "the outbox lives on PostgreSQL's clock alone",
     ("authz_webhook_outbox", "abandoned_at"): "the outbox lives on PostgreSQL's clock alone",
+    ("authz_mail_outbox", "next_attempt_at"): "the delivery's moments are PostgreSQL's alone, like the webhook's",
+    ("authz_mail_outbox", "sent_at"): "the delivery's moments are PostgreSQL's alone, like the webhook's",
+    ("authz_mail_outbox", "abandoned_at"): "the delivery's moments are PostgreSQL's alone, like the webhook's",
     # Made by key maintenance (on the application's clock) before this test moved it; keys
     # persist across tests.
     ("authz_signing_keys", "created_at"): "written before the clock moved",

@@ -54,6 +54,22 @@ ACTIVITY_READS = Counter(
     "one interval)",
     ["result"],
 )
+MAIL_OUTBOX = Gauge(
+    "courseschool_mail_outbox_messages",
+    "Messages to people in the mail outbox, by state: pending (not sent yet), retrying (pending, tried and "
+    "failed at least once), abandoned (given up after MAIL_MAX_ATTEMPTS); sampled from PostgreSQL by the "
+    "authorization server's mail delivery",
+    ["state"],
+)
+MAIL_OLDEST = Gauge(
+    "courseschool_mail_outbox_oldest_pending_seconds",
+    "How long the oldest message not sent yet has waited in the mail outbox (0: none waits)",
+)
+MAIL_SENDS = Counter(
+    "courseschool_mail_sends_total",
+    "Tries to hand a message to the SMTP relay, by result: sent, failed (tried again later), abandoned",
+    ["result"],
+)
 SIGNING_KEY_ACTIVATED = Gauge(
     "courseschool_signing_key_activated_timestamp_seconds",
     "When the active signing key of each algorithm began signing (Unix time)",

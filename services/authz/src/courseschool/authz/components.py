@@ -28,6 +28,7 @@ from .events import EventRecorder
 from .families import AccountPages, Administration, Internal, Registration, SignInPages, Tokens
 from .keys import KeyChangeFeed, SigningKeys
 from .limits import Limits
+from .mail.delivery import MailDelivery
 from .maintenance import Maintenance
 from .passwords import PasswordWork
 from .protocol.models import Client
@@ -43,6 +44,7 @@ from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
 from .storage.housekeeping import PgHousekeeping
 from .storage.interactions import RedisInteractionStore
+from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
@@ -91,6 +93,7 @@ class Components:
     keys: SigningKeys
     events: EventRecorder  # every audit event, kept in `authz_events`
     webhook: WebhookDelivery | None  # EVENTS_WEBHOOK_URL set: its delivery task
+    mail: MailDelivery | None  # SMTP_URL set: the mail outbox's delivery task
     housekeeping: PgHousekeeping
     client_origins: ClientOrigins  # the registered origins browsers may call from (common/cors.py)
     # Stores tests and the maintenance loop reach for by name.
@@ -135,6 +138,7 @@ class Components:
             keys=w.keys,
             events=s.events,
             webhook=WebhookDelivery(settings, pool, clock) if settings.events_webhook_url else None,
+            mail=MailDelivery(settings, pool, clock) if settings.smtp_url else None,
             housekeeping=PgHousekeeping.configured(settings, pool, clock),
             client_origins=ClientOrigins(origin_store.origins),
             revoker=s.revoker,
@@ -159,27 +163,28 @@ class Components:
 
     async def start(self) -> None:
         """Load the signing keys (Postgres down: the maintenance loop loads them later),
-        then start the background loops: the events recorder, the webhook's delivery,
-        maintenance (maintenance.py) and the key change feed (keys.py)."""
+        then start the background loops: the events recorder, the webhook's and the
+        mail's deliveries, maintenance (maintenance.py) and the key change feed (keys.py)."""
         await self.keys.start()
         assert self.settings.redis_url  # backing_services refuses to start without it
         self._loops.extend([Maintenance(self), KeyChangeFeed(self.keys, self.settings.redis_url)])
         self.events.start()
-        if self.webhook is not None:
-            self.webhook.start()
-        for loop in self._loops:
+        for loop in [*self._deliveries(), *self._loops]:
             loop.start()
 
     async def close(self) -> None:
         """Stop the loops, at once (each has its bound, and the worker's shutdown has its
         own), then close what the root opened."""
-        loops: list[BackgroundLoop] = [*self._loops, self.events, *([self.webhook] if self.webhook else [])]
+        loops: list[BackgroundLoop] = [*self._loops, self.events, *self._deliveries()]
         await asyncio.gather(*(loop.stop() for loop in loops))
         self._loops.clear()
         self.passwords.close()
         await self.client_cache.close()
         if self.fetcher is not None:
             await self.fetcher.aclose()
+
+    def _deliveries(self) -> list[BackgroundLoop]:
+        return [loop for loop in (self.webhook, self.mail) if loop is not None]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -195,6 +200,7 @@ class _Served:
     sessions: PgSessionStore
     notices: PgNoticeStore
     school_apps: PgSchoolAppStore
+    mail: PgMailOutbox
     activity: ActivityReader
     page_key: bytes
 
@@ -210,8 +216,9 @@ class _Served:
             keys=SigningKeys(s.key_store),
             limits=Limits(settings, s.redis),
             sessions=PgSessionStore(pool, s.clock),
-            notices=PgNoticeStore(pool),
+            notices=PgNoticeStore(pool, mail=settings.smtp_url is not None),
             school_apps=PgSchoolAppStore(pool),
+            mail=PgMailOutbox(pool, enabled=settings.smtp_url is not None),
             activity=ActivityReader(resource, settings.internal_token),
             page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
         )
@@ -271,6 +278,7 @@ class _Served:
             notices=self.notices,
             connected_apps=PgConnectedAppStore(s.pool),
             school_apps=self.school_apps,
+            mail=self.mail,
             grants=s.grants,
             revoker=s.revoker,
             admin_store=s.admin_store,

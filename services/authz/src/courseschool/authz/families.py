@@ -48,6 +48,7 @@ from .storage.events import PgEventStore
 from .storage.grants import PgGrantStore
 from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
+from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
@@ -123,6 +124,7 @@ class AccountPages:
     notices: PgNoticeStore
     connected_apps: PgConnectedAppStore  # what a person holds (their connected-apps page)
     school_apps: PgSchoolAppStore  # the school's apps page: everyone's grants there, blocked apps
+    mail: PgMailOutbox  # the e-mail telling people what their school ended or blocked
     grants: PgGrantStore
     revoker: PgRedisRevoker
     admin_store: PgAdminStore  # every live grant of a person (remove all)

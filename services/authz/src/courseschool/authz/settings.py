@@ -5,6 +5,8 @@ from __future__ import annotations
 from courseschool.common.ratelimit import Rate, parse_rate
 from courseschool.common.settings import BaseSettings
 
+from .mail.relay import from_address, parse_smtp_url
+
 RATE_NAMES = (
     "rate_register_per_ip",
     "rate_token_per_ip",
@@ -135,6 +137,16 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     events_webhook_timeout: float = 5.0
     events_webhook_max_attempts: int = 12
     events_webhook_interval: float = 2.0
+    # E-mail to people (mail/): through the SMTP relay SMTP_URL names (smtp:// STARTTLS,
+    # smtps:// TLS, credentials in the URL; mail/relay.py), from MAIL_FROM; unset: no
+    # e-mail is sent (the pages still tell everything). MAIL_TIMEOUT bounds one message's
+    # whole conversation with the relay; a message is tried MAIL_MAX_ATTEMPTS times.
+    smtp_url: str | None = None
+    mail_from: str | None = None
+    smtp_ca_bundle: str | None = None  # a private CA the relay's certificate is from
+    mail_timeout: float = 30.0
+    mail_max_attempts: int = 10
+    mail_interval: float = 2.0
     # Where the resource API answers /internal/activity (what apps did, for the pages);
     # the all-in-one reaches it in-process.
     resource_internal_url: str = "http://127.0.0.1:8002"
@@ -167,6 +179,14 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
                 raise ValueError("EVENTS_WEBHOOK_SECRET (at least 32 characters) signs the webhook's deliveries")
         if not 0 < self.events_webhook_timeout <= 30 or self.events_webhook_max_attempts < 1:
             raise ValueError("EVENTS_WEBHOOK_TIMEOUT must be 0 to 30 seconds, EVENTS_WEBHOOK_MAX_ATTEMPTS positive")
+        if self.smtp_url is not None:
+            parse_smtp_url(self.smtp_url)
+            if not self.mail_from:
+                raise ValueError("MAIL_FROM (the address messages come from) is needed with SMTP_URL")
+        if self.mail_from is not None:
+            from_address(self.mail_from)
+        if not 0 < self.mail_timeout <= 120 or self.mail_max_attempts < 1 or self.mail_interval <= 0:
+            raise ValueError("MAIL_TIMEOUT must be 0 to 120 seconds, MAIL_MAX_ATTEMPTS and MAIL_INTERVAL positive")
         if self.event_retention < 86400:
             raise ValueError("EVENT_RETENTION must be at least a day (86400 seconds)")
         if self.revoked_grant_retention < 86400:

@@ -116,6 +116,7 @@ async def end_access(c: AccountPages, user: User, client_id: str, person: str | 
         raise NotFoundError(NO_ACCESS)
     for grant_id in grant_ids:
         await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
+    await c.mail.school_acted(grant_ids, blocked=False, by=user.id, now=c.clock.now())
     audit(
         "school_access_ended",
         actor="user",
@@ -138,6 +139,7 @@ async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
     grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id)
     for grant_id in grant_ids:
         await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
+    await c.mail.school_acted(grant_ids, blocked=True, by=user.id, now=c.clock.now())
     audit("app_blocked", actor="user", subject=user.id, client_id=client_id, grants_ended=len(grant_ids), ip=ip)
     return len(grant_ids)
 

@@ -14,6 +14,7 @@ maintenance.py), so that no table grows with the traffic it has served:
   codes and refresh tokens go with them;
 - sign-in sessions a day past their end or expiry;
 - notices of new connections 30 days old, seen or not;
+- the mail outbox's messages 30 days old, sent or not;
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
@@ -63,6 +64,7 @@ _RULES: dict[str, Rule] = {
         f"expires_at < {_NOW} - interval '1 day' OR ended_at < {_NOW} - interval '1 day'",
     ),
     "notices": Rule("authz_notices", "id", f"created_at < {_NOW} - interval '30 days'"),
+    "mail": Rule("authz_mail_outbox", "id", f"created_at < {_NOW} - interval '30 days'"),
     "events": Rule("authz_events", "id", f"at < {_NOW} - make_interval(secs => $3)", "event_retention"),
 }
 

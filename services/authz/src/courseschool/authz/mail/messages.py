@@ -1,0 +1,117 @@
+"""What an e-mail to a person says, as an `email.message.EmailMessage` (RFC 5322, MIME
+RFC 2045-2049): a plain-text part and a simple HTML one, from the Jinja templates beside
+this module (the HTML autoescaped, like the pages), with no image, style sheet or font
+from anywhere, and links to our own pages only (BASE_URL).
+
+Every header is set through the message, which encodes it (RFC 2047) and refuses a value
+with a line break; and an app's or a person's name is first reduced to printable text
+(`shown_name`): no control character, line or paragraph separator, or invisible format
+character (a right-to-left override) of a name chosen by whoever registered an app
+reaches a header or a line of the message."""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from datetime import UTC, datetime
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import format_datetime
+from typing import Any
+
+import msgspec
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from ..storage.mail_outbox import NEW_CONNECTION, SCHOOL_BLOCKED_APP, SCHOOL_ENDED_ACCESS
+from .relay import from_address
+
+NAME_LIMIT = 80
+UNNAMED = "An unnamed application"
+
+_env = Environment(
+    loader=PackageLoader("courseschool.authz.mail", "templates"),
+    autoescape=select_autoescape(["html"], default_for_string=False, default=False),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+)
+
+
+def shown_name(name: str | None, *, unnamed: str = UNNAMED) -> str:
+    """A name as a message shows it: format characters (Cf) dropped, other controls and
+    separators (Cc, Zl, Zp) made spaces, runs of white space one space, at most
+    NAME_LIMIT characters; `unnamed` when nothing is left."""
+    kept = []
+    for ch in name or "":
+        category = unicodedata.category(ch)
+        if category == "Cf":
+            continue
+        kept.append(" " if category in ("Cc", "Zl", "Zp") else ch)
+    cleaned = " ".join("".join(kept).split())
+    if len(cleaned) > NAME_LIMIT:
+        cleaned = cleaned[: NAME_LIMIT - 1].rstrip() + "…"
+    return cleaned or unnamed
+
+
+def utc_text(epoch: int) -> str:
+    """A moment as the pages write it: "23 Nov 2026, 14:21 UTC"."""
+    t = time.gmtime(epoch)
+    return f"{t.tm_mday} {time.strftime('%b %Y, %H:%M', t)} UTC"
+
+
+class Sender(msgspec.Struct, frozen=True, kw_only=True):
+    """Who the messages are from and where their links go."""
+
+    mail_from: str  # MAIL_FROM: an address, or "Name <address>"
+    base_url: str  # our pages' origin: the only links a message carries
+
+
+class Recipient(msgspec.Struct, frozen=True, kw_only=True):
+    email: str
+    name: str
+
+
+def _subject(kind: str, app: str, details: dict[str, Any]) -> str:
+    if kind == NEW_CONNECTION:
+        if details.get("already_connected"):
+            return f"A new sign-in of «{app}» to your Course School account"
+        return f"«{app}» was connected to your Course School account"
+    if kind == SCHOOL_ENDED_ACCESS:
+        return f"Your school ended «{app}»'s access to your Course School account"
+    if kind == SCHOOL_BLOCKED_APP:
+        return f"Your school blocked «{app}»"
+    raise ValueError(f"no message of kind {kind!r}")
+
+
+def build_message(
+    kind: str, details: dict[str, Any], *, to: Recipient, sender: Sender, message_id: str, now: int
+) -> EmailMessage:
+    """The message of `kind` (storage/mail_outbox.KINDS) telling `to` of `details`.
+    `message_id`: the same on every try of one message (a relay that took it twice can
+    tell)."""
+    app = shown_name(details.get("client_name"))
+    origin = details.get("verified_origin")
+    person = shown_name(to.name, unnamed="")
+    values = {
+        "kind": kind,
+        "person": person,
+        "app": app,
+        "verified_origin": shown_name(origin, unnamed="") if origin else None,
+        "school": shown_name(details.get("school_name"), unnamed="your school"),
+        "device": shown_name(details.get("device"), unnamed="") or None,
+        "address": shown_name(details.get("address"), unnamed="") or None,
+        "at": utc_text(int(details.get("at") or now)),
+        "already_connected": bool(details.get("already_connected")),
+        "apps_url": sender.base_url.rstrip("/") + "/oauth/apps",
+    }
+    template = "new_connection" if kind == NEW_CONNECTION else "school_acted"
+    message = EmailMessage(policy=SMTP)
+    message["From"] = sender.mail_from
+    message["To"] = Address(display_name=person, addr_spec=to.email)
+    message["Subject"] = _subject(kind, app, details)
+    message["Date"] = format_datetime(datetime.fromtimestamp(now, UTC))
+    message["Message-ID"] = f"<{message_id}@{from_address(sender.mail_from).domain}>"
+    message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-reply to it
+    message.set_content(_env.get_template(f"{template}.txt").render(values))
+    message.add_alternative(_env.get_template(f"{template}.html").render(values), subtype="html")
+    return message
