@@ -76,3 +76,17 @@ async def test_another_persons_connection_is_not_told(flow: Flow) -> None:
     me = await flow.user("owner")
     text = await _consent_page_as_another_device(flow, me)
     assert "connected to your account" not in text and "Someone Else" not in text
+
+
+async def test_a_new_sign_in_of_a_connected_app_names_the_device(flow: Flow) -> None:
+    """An app already connected elsewhere, approved again in another browser, is a new
+    sign-in of it, not a new app; the notice names the browser it came from."""
+    user = await flow.user("owner")
+    reg = await _connect(flow, user, "Laptop Agent")
+    flow.client.cookies.clear()
+    flow.client.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+    await flow.tokens(reg, user)  # its pages told this browser of the first connection
+    told = await _consent_page_as_another_device(flow, user)
+    assert "A new sign-in of an app connected to your account" in told
+    assert "A new app was connected" not in told
+    assert "A new sign-in of <strong>«<bdi>Laptop Agent</bdi>»</strong> on Firefox on Linux, on" in told
