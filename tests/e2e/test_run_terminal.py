@@ -95,5 +95,13 @@ def test_run_help_describes_every_option_and_setting() -> None:
     assert "the port to listen on" in options and "BASE_URL follows it" in options
     for setting in ("PORT", "HOST", "BASE_URL", "DATA_DIR", "DATABASE_URL", "REDIS_URL", "KEY_ENCRYPTION_KEY"):
         assert re.search(rf"^  {setting} ", shown.stdout, flags=re.M), setting
-    for setting in ("INTERNAL_TOKEN", "DEMO_EMAIL", "DEMO_PASSWORD", "LOG_LEVEL", "RATE_", "FORWARDED_ALLOW_IPS"):
+    for setting in (
+        "INTERNAL_TOKEN",
+        "DEMO_EMAIL",
+        "DEMO_PASSWORD",
+        "LOG_LEVEL",
+        "RATE_",
+        "FORWARDED_ALLOW_IPS",
+        "SMTP_URL",
+    ):
         assert setting in shown.stdout, setting

@@ -19,6 +19,7 @@ import msgspec
 from courseschool.common.logging import configure_logging
 from courseschool.common.settings import BaseSettings, SettingsError, load_settings
 
+from .mail_catcher import CAUGHT_FROM, MailCatcher
 from .migrate import migrate_all
 from .startup import StartUp, StartUpSignals
 
@@ -30,6 +31,8 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
     key_encryption_key: str | None = None
     demo_email: str = "owner@demo.school"
     demo_password: str = "course-school-demo"
+    smtp_url: str | None = None  # a relay for the e-mail; unset: caught in DATA_DIR/mail/
+    mail_from: str | None = None
 
 
 RS_CLIENT_ID = "resource-api"
@@ -59,6 +62,9 @@ RUN_SETTINGS = """settings (environment variables):
   INTERNAL_TOKEN       the bearer token /metrics asks for (default: a new one each run,
                        printed at start)
   DEMO_EMAIL, DEMO_PASSWORD   the demo school owner's sign-in
+  SMTP_URL, MAIL_FROM  send e-mail through this relay (smtp:// STARTTLS, smtps:// TLS,
+                       credentials in the URL) from this address; unset: every message
+                       is caught in DATA_DIR/mail/ as an .eml file (the banner says where)
   LOG_LEVEL, LOG_FORMAT       info; auto (console in a terminal, else JSON)
   RATE_*               abuse limits (development-sized here, printed at start)
   FORWARDED_ALLOW_IPS  proxies whose X-Forwarded-For is believed (none)"""
@@ -134,8 +140,9 @@ def run_platform(args: argparse.Namespace) -> int:
     servers = EmbeddedServers(data_dir)
     signals = StartUpSignals()
     running: list[Path] = []
+    catcher = MailCatcher(data_dir)
     try:
-        _serve(settings, servers, signals, running)
+        _serve(settings, servers, signals, running, catcher)
     except KeyboardInterrupt:
         pass
     except InstanceRefused as exc:
@@ -145,6 +152,7 @@ def run_platform(args: argparse.Namespace) -> int:
         signals.ignore()
         for path in running:
             path.unlink(missing_ok=True)
+        catcher.stop()
         servers.stop()
         instance.release()
     return 0
@@ -166,8 +174,11 @@ def _settings(args: argparse.Namespace) -> PlatformSettings | None:
     return settings
 
 
-def _serve(settings: PlatformSettings, servers: Any, signals: StartUpSignals, running: list[Path]) -> None:
-    """Start what is needed, then serve until stopped (`running`: the file to remove at stop)."""
+def _serve(
+    settings: PlatformSettings, servers: Any, signals: StartUpSignals, running: list[Path], catcher: MailCatcher
+) -> None:
+    """Start what is needed, then serve until stopped (`running`: the file to remove at
+    stop; `catcher`: started unless SMTP_URL names a relay)."""
     # The embedded servers and the production server: for `run` only (the image has none).
     from courseschool.common.cli import serve_app
     from courseschool.common.jose import new_kek
@@ -202,8 +213,9 @@ def _serve(settings: PlatformSettings, servers: Any, signals: StartUpSignals, ru
         "rs_client_id": RS_CLIENT_ID,
         "rs_client_secret": rs_secret,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
+        **_mail(settings, catcher),
     }
-    print(_banner(settings, internal_token, limits), flush=True)
+    print(_banner(settings, internal_token, limits, catcher), flush=True)
     # The production server (granian, as `serve`): one worker process builds the app;
     # this process keeps the embedded servers and stops them once granian has stopped.
     ensure_port_free(settings.host, settings.port)  # again: taken while we started?
@@ -227,13 +239,23 @@ def _backing_servers(
         return database_url, servers.start_redis()
 
 
-def _banner(settings: PlatformSettings, internal_token: str, limits: dict[str, str]) -> str:
+def _mail(settings: PlatformSettings, catcher: MailCatcher) -> dict[str, str]:
+    """Where the e-mail goes: the relay SMTP_URL names (the services read it and MAIL_FROM
+    themselves), or the catcher, started here."""
+    if settings.smtp_url:
+        return {}
+    return {"smtp_url": catcher.start(), "mail_from": settings.mail_from or CAUGHT_FROM}
+
+
+def _banner(settings: PlatformSettings, internal_token: str, limits: dict[str, str], catcher: MailCatcher) -> str:
     data = "external servers" if settings.database_url else Path(settings.data_dir).resolve()
+    mail = "sent through the relay SMTP_URL names" if settings.smtp_url else f"caught in {catcher.folder}/ (.eml files)"
     return (
         f"\n  Course School is running at {settings.base_url}\n"
         f"  Discovery: {settings.base_url}/.well-known/oauth-authorization-server\n"
         f"  Demo login: {settings.demo_email} / {_shown_password(settings)}\n"
         f"  Data: {data}\n"
+        f"  Mail: {mail}\n"
         f"  Metrics: {_metrics_command(settings, internal_token)}\n"
         f"  Administer it: .venv/bin/python -m courseschool.platform admin --help\n"
         f"  Development limits (LIMIT/SECONDS; production is stricter): "
