@@ -77,7 +77,8 @@ def _schools(groups: Groups) -> None:
 
 
 def _users(groups: Groups) -> None:
-    """The people of the schools: list, create, show, disable, enable, set-role, reset-password."""
+    """The people of the schools: list, create, show, disable, enable, reset-second-factors,
+    set-role, reset-password."""
     users = _group(groups, "users", "people of the schools")
     p = _command(users, "list", "list users", lambda a, n: a.list_users(school=n.school))
     p.add_argument("--school", help="only this school (slug or id)")
@@ -98,6 +99,11 @@ def _users(groups: Groups) -> None:
         ("show", "show a user", "user"),
         ("disable", "disable a user and end their grants", "disable_user"),
         ("enable", "enable a user", "enable_user"),
+        (
+            "reset-second-factors",
+            "forget the user's authenticator app and recovery codes (they sign in with their password again)",
+            "reset_second_factors",
+        ),
     )
     p = _command(
         users,

@@ -48,6 +48,7 @@ from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
+from .storage.second_step import RedisSecondStepStore
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
 from .webhook import WebhookDelivery
@@ -202,6 +203,7 @@ class _Served:
     school_apps: PgSchoolAppStore
     mail: PgMailOutbox
     activity: ActivityReader
+    second_steps: RedisSecondStepStore
     page_key: bytes
 
     @classmethod
@@ -220,6 +222,7 @@ class _Served:
             school_apps=PgSchoolAppStore(pool),
             mail=PgMailOutbox(pool, enabled=settings.smtp_url is not None),
             activity=ActivityReader(resource, settings.internal_token),
+            second_steps=RedisSecondStepStore(s.redis, settings.interaction_ttl),
             page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
         )
 
@@ -263,6 +266,8 @@ class _Served:
             grants=s.grants,
             notices=self.notices,
             school_apps=self.school_apps,
+            second_factors=s.second_factors,
+            second_steps=self.second_steps,
             default_resource=default_resource,
             known_resources=known_resources,
             page_key=self.page_key,
@@ -284,6 +289,8 @@ class _Served:
             admin_store=s.admin_store,
             directory=self.directory,
             activity=self.activity,
+            second_factors=s.second_factors,
+            second_steps=self.second_steps,
             page_key=self.page_key,
         )
 

@@ -39,6 +39,13 @@ SECURITY_ACTIONS = frozenset(
         "client_deleted",
         "client_metadata_refused",
         "app_blocked",
+        "second_factor_failed",
+        "second_factor_added",
+        "second_factor_removed",
+        "recovery_code_used",
+        "recovery_codes_renewed",
+        "second_factors_reset",
+        "two_step_required",
     }
 )
 # Grants ended for a reason security must see (reuse, a password reset, a role change).

@@ -52,6 +52,8 @@ from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
+from .storage.second_factors import PgSecondFactorStore
+from .storage.second_step import RedisSecondStepStore
 from .storage.sessions import PgSessionStore
 from .storage.trusted_domains import PgTrustedDomainStore
 from .storage.users import PgUserStore
@@ -110,6 +112,8 @@ class SignInPages:
     grants: PgGrantStore
     notices: PgNoticeStore  # a new connection, told to its person once
     school_apps: PgSchoolAppStore  # apps a school blocked
+    second_factors: PgSecondFactorStore  # the second step of a sign-in, the school's requirement
+    second_steps: RedisSecondStepStore  # sign-ins between the password and the code; codes shown once
     default_resource: str
     known_resources: frozenset[str]
     page_key: bytes  # MACs the CSRF tokens of forms bound to a session (sign-out, sign-in)
@@ -130,6 +134,8 @@ class AccountPages:
     admin_store: PgAdminStore  # every live grant of a person (remove all)
     directory: ClientDirectory
     activity: ActivityReader  # what apps did, from the resource API
+    second_factors: PgSecondFactorStore  # the person's security page, the school's requirement
+    second_steps: RedisSecondStepStore  # recovery codes shown once
     page_key: bytes
 
 
@@ -161,6 +167,7 @@ class Administration:
     # After a rotation on demand: the server reloads the keys it signs with; the admin
     # CLI, which signs nothing, only takes the steps that are due.
     keys_rotated: Callable[[], Awaitable[object]]
+    second_factors: PgSecondFactorStore  # reset by an administrator
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -4,6 +4,8 @@ and loads no signing key."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from .storage.events import PgEventStore
 from .storage.grants import PgGrantStore
 from .storage.keys import PgKeyStore
 from .storage.revocations import PgRedisRevoker
+from .storage.second_factors import PgSecondFactorStore
 from .storage.trusted_domains import PgTrustedDomainStore
 from .storage.users import PgUserStore
 
@@ -51,6 +54,7 @@ class Shared:
     event_store: PgEventStore
     passwords: PasswordWork  # closed by the root
     key_store: PgKeyStore  # nothing is read from it until asked
+    second_factors: PgSecondFactorStore  # TOTP secrets sealed under the KEK, recovery codes' digests
 
     @classmethod
     def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> Shared:
@@ -76,6 +80,7 @@ class Shared:
                 workers=settings.password_hash_workers or os.cpu_count() or 1, queue=settings.password_hash_queue
             ),
             key_store=key_store(settings, pool, kek, clock),
+            second_factors=second_factor_store(pool, kek),
         )
 
     def administration(self, keys_rotated: Callable[[], Awaitable[object]]) -> Administration:
@@ -94,7 +99,15 @@ class Shared:
             event_store=self.event_store,
             keys=self.key_store,
             keys_rotated=keys_rotated,
+            second_factors=self.second_factors,
         )
+
+
+def second_factor_store(pool: asyncpg.Pool, kek: bytes) -> PgSecondFactorStore:
+    """Second factors: TOTP secrets sealed with the key-encryption key, recovery codes
+    digested under a key derived from it."""
+    code_key = hmac.new(kek, b"courseschool recovery codes", hashlib.sha256).digest()
+    return PgSecondFactorStore(pool, KeyEncryptor(kek), code_key)
 
 
 def key_store(settings: AuthzSettings, pool: asyncpg.Pool, kek: bytes, clock: Clock) -> PgKeyStore:

@@ -22,8 +22,19 @@ from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
 from ..storage.interactions import Handoff, Interaction
 from ..storage.notices import Notice
+from ..storage.second_step import SecondStep
 from .authorization import issue_code
-from .signin import LOGIN_FAILED, sign_in
+from .second_factors import WRONG_ENROLMENT_CODE, EnrolmentView, required_enrolment
+from .signin import (
+    LOGIN_FAILED,
+    MAX_FAILURES,
+    TOO_MANY_CODES,
+    WRONG_CODE,
+    SignedIn,
+    enrol_second_step,
+    second_step,
+    sign_in,
+)
 
 EXPIRED = "the interaction has expired, was completed, or belongs to another browser"
 EXPIRED_ADVICE = (
@@ -102,16 +113,59 @@ async def client_label(c: SignInPages, interaction: Interaction) -> ClientLabel:
 
 async def login(c: SignInPages, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
     """Sign in (`sign_in`) for the interaction: on success bind the user to it and
-    return the new session's id for the cookie; on failure record a message for the page."""
-    signed_in = await sign_in(c, email, password, ip=ip, client_id=interaction.request.client_id)
-    if signed_in is None:
+    return the new session's id for the cookie; when a second step is due, keep it in
+    the interaction (the page asks for it next); on failure record a message for the page."""
+    outcome = await sign_in(c, email, password, ip=ip, client_id=interaction.request.client_id)
+    interaction.second_step = None
+    if outcome is None:
         interaction.login_error = LOGIN_FAILED
         interaction.login_email = email[:320]  # the form keeps what the person typed
+    elif isinstance(outcome, SecondStep):
+        interaction.second_step, interaction.login_error = outcome, None
     else:
-        interaction.user_id, interaction.auth_time = signed_in.user_id, signed_in.auth_time
+        interaction.user_id, interaction.auth_time = outcome.user_id, outcome.auth_time
         interaction.login_error = None
     await c.interactions.save(interaction)
+    return outcome.session_id if isinstance(outcome, SignedIn) else None
+
+
+async def login_second_step(c: SignInPages, interaction: Interaction, code: str, *, ip: str) -> str | None:
+    """The interaction's second step: a code (`second_step`), or the authenticator app the
+    school requires set up (`enrol_second_step`, its recovery codes kept to be shown
+    once). Signed in: the new session's id. Too many wrong codes: back to the password."""
+    step = interaction.second_step
+    if step is None or interaction.user_id is not None:
+        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    client_id = interaction.request.client_id
+    signed_in: SignedIn | None
+    if step.what == "verify":
+        signed_in = await second_step(c, step, code, ip=ip, client_id=client_id)
+    else:
+        enrolled = await enrol_second_step(c, step, code, ip=ip, client_id=client_id)
+        signed_in = enrolled[0] if enrolled else None
+        if enrolled:
+            await c.second_steps.keep_codes(f"interaction:{interaction.uid}", enrolled[1])
+    if signed_in is not None:
+        interaction.second_step, interaction.login_error = None, None
+        interaction.user_id, interaction.auth_time = signed_in.user_id, signed_in.auth_time
+    elif step.failures >= MAX_FAILURES:
+        interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
+    else:
+        interaction.login_error = WRONG_CODE if step.what == "verify" else WRONG_ENROLMENT_CODE
+    await c.interactions.save(interaction)
     return signed_in.session_id if signed_in else None
+
+
+async def enrolment_view(c: SignInPages, interaction: Interaction) -> EnrolmentView:
+    """What the page that sets up the authenticator app the school requires shows."""
+    if interaction.second_step is None:
+        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    return await required_enrolment(c, interaction.second_step)
+
+
+async def recovery_codes_to_show(c: SignInPages, interaction: Interaction) -> list[str] | None:
+    """The recovery codes of the app just set up in this interaction, once."""
+    return await c.second_steps.take_codes(f"interaction:{interaction.uid}")
 
 
 async def consent_view(c: SignInPages, interaction: Interaction, session_id: str | None) -> ConsentView:
@@ -243,4 +297,5 @@ async def switch_user(c: SignInPages, interaction: Interaction, session_id: str 
     if interaction.user_id is not None:
         audit("logout", actor="user", subject=interaction.user_id, client_id=interaction.request.client_id)
     interaction.user_id, interaction.auth_time, interaction.login_error = None, None, None
+    interaction.second_step = None
     await c.interactions.save(interaction)

@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 from courseschool.common.secrets import digest, new_token
 
 from ..protocol.authorization import AuthorizationRequest
+from .second_step import SecondStep
 
 _PREFIX = "authz:interaction:"
 _HANDOFF = "authz:handoff:"
@@ -26,6 +27,7 @@ class Interaction(msgspec.Struct, kw_only=True):
     login_error: str | None = None
     login_email: str | None = None  # what was typed at a failed sign-in, shown again
     shown: list[str] | None = None  # the scopes the consent page last offered: the most an approval grants
+    second_step: SecondStep | None = None  # the password was right; a code (or an app set up) is awaited
 
 
 class Handoff(msgspec.Struct, frozen=True, kw_only=True):

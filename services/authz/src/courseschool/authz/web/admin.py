@@ -136,6 +136,7 @@ CALLS = [
     post("/users/{ref:str}/enable", status_code=200)(_call_on("enable_user")),
     post("/users/{ref:str}/role", status_code=200)(_call_on_with("set_role", RoleChange)),
     post("/users/{ref:str}/reset-password", status_code=200)(_call_on_with("reset_password", PasswordReset)),
+    post("/users/{ref:str}/reset-second-factors", status_code=200)(_call_on("reset_second_factors")),
     post("/integrations", status_code=201)(_call_with("create_integration", NewIntegration, 201)),
     get("/clients")(_call("list_clients")),
     get("/clients/{ref:str}")(_call_on("client")),

@@ -19,10 +19,13 @@ from ..endpoints.interaction import (
     client_name,
     consent_view,
     decide,
+    enrolment_view,
     hand_off,
     login,
+    login_second_step,
     notices_for,
     open_interaction,
+    recovery_codes_to_show,
     switch_user,
     take_handoff,
 )
@@ -31,6 +34,7 @@ from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
 from .http import SignInPagesDep, client_agent, client_ip
 from .pages import render, see_other
+from .qr import qr_svg
 from .scope_words import changes_almost_everything, chosen_scopes, powerful_first, scope_lines, sweeping_changes
 
 MAX_FORM_FIELD = 4096
@@ -69,6 +73,8 @@ def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)
 async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     interaction = await open_interaction(pages, uid, request.cookies.get(BINDING_COOKIE))
+    if interaction.user_id is None and interaction.second_step is not None:
+        return await _second_step_page(pages, interaction)
     if interaction.user_id is None:
         return render(
             "login.html",
@@ -78,6 +84,9 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             client=await client_label(pages, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
         )
+    codes = await recovery_codes_to_show(pages, interaction)
+    if codes:  # the app the school required was set up in this sign-in: its codes, once, before consent
+        return render("recovery_codes.html", codes=codes, new_app=True, next=f"/oauth/interaction/{uid}")
     session_id = request.cookies.get(session_cookie_name(pages.settings))
     view = await consent_view(pages, interaction, session_id)
     notices = await notices_for(pages, view.user.id, session_id)
@@ -97,6 +106,26 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         beyond_registration=scope_lines(view.beyond_registration),
         beyond_role=scope_lines(view.beyond_role),
     )
+
+
+async def _second_step_page(pages: SignInPages, interaction: Interaction) -> Response[Any]:
+    """After the password: the code, or the authenticator app the school requires set up."""
+    uid = interaction.uid
+    action = f"/oauth/interaction/{uid}/second-step"
+    if interaction.second_step is not None and interaction.second_step.what == "enrol":
+        view = await enrolment_view(pages, interaction)
+        return render(
+            "enrol.html",
+            action=action,
+            csrf=interaction.csrf,
+            error=interaction.login_error,
+            qr=qr_svg(view.enrolment.uri, label="QR code to set up your authenticator app"),
+            secret=view.enrolment.secret,
+            required=True,
+            school_name=view.school_name,
+            back=None,
+        )
+    return render("second_step.html", action=action, csrf=interaction.csrf, error=interaction.login_error)
 
 
 async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
@@ -122,6 +151,19 @@ async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], page
     session_id = await login(
         pages, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
     )
+    cookies = []
+    if session_id is not None:
+        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
+    return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
+
+
+@post("/oauth/interaction/{uid:str}/second-step", opt=PAGE)
+async def second_step_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep
+) -> Response[Any]:
+    """The code after the password (or the first code of the app the school requires)."""
+    interaction, fields = await _checked_form(uid, request, pages)
+    session_id = await login_second_step(pages, interaction, fields.get("code", ""), ip=client_ip(request))
     cookies = []
     if session_id is not None:
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))

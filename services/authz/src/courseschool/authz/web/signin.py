@@ -18,18 +18,34 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
-from ..endpoints.signin import LOGIN_FAILED, sign_in, signed_in_user
+from ..endpoints.second_factors import WRONG_ENROLMENT_CODE, required_enrolment
+from ..endpoints.signin import (
+    LOGIN_FAILED,
+    MAX_FAILURES,
+    TOO_MANY_CODES,
+    WRONG_CODE,
+    enrol_second_step,
+    second_step,
+    sign_in,
+    signed_in_user,
+)
+from ..families import SignInPages
 from ..protocol.models import User
 from ..settings import AuthzSettings
+from ..storage.second_step import SecondStep
 from . import page_forms
 from .http import AccountPagesDep, SignInPagesDep, client_ip
 from .interaction import form_fields, session_cookie, session_cookie_name
 from .pages import render, see_other
+from .qr import qr_svg
 
 PATH = "/oauth/signin"
 PURPOSE = "signin"
 SIGNIN_COOKIE = "cs_signin"
-NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps")  # where a sign-in may lead; the first is the default
+SECOND_STEP = f"{PATH}/second-step"  # under PATH: the sign-in cookie comes along
+SECOND_PURPOSE = "signin-second-step"
+# Where a sign-in may lead; the first is the default.
+NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps", "/oauth/security", "/oauth/school/security")
 
 
 def signin_url(next_page: str) -> str:
@@ -90,6 +106,9 @@ def _signin_cookie(settings: AuthzSettings, value: str, max_age: int) -> Cookie:
     )
 
 
+_SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES}
+
+
 @get(PATH, opt=PAGE)
 async def signin_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     next_page = _next(request.query_params.get("next"))
@@ -101,7 +120,7 @@ async def signin_page(request: Request[Any, Any, Any], pages: SignInPagesDep) ->
     return render(
         "signin.html",
         csrf=page_forms.form_token(pages, PURPOSE, binding),
-        error=LOGIN_FAILED if request.query_params.get("failed") else None,
+        error=_SIGNIN_ERRORS.get(request.query_params.get("failed") or ""),
         next=next_page,
         cookies=[_signin_cookie(pages.settings, binding, pages.settings.interaction_ttl)],
     )
@@ -115,13 +134,81 @@ async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) 
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
     page_forms.check_form_token(pages, PURPOSE, binding, fields.get("csrf", ""))
     next_page = _next(fields.get("next"))
-    signed_in = await sign_in(
+    outcome = await sign_in(
         pages, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request), client_id=None
     )
-    if signed_in is None:
+    if outcome is None:
         return see_other(f"{signin_url(next_page)}&failed=1")
+    if isinstance(outcome, SecondStep):
+        await pages.second_steps.save(binding, outcome)
+        return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page})}")
+    return _signed_in(pages, outcome.session_id, next_page)
+
+
+def _signed_in(pages: SignInPages, session_id: str, next_page: str) -> Response[Any]:
     cookies = [
-        session_cookie(pages.settings, signed_in.session_id, pages.settings.session_ttl),
+        session_cookie(pages.settings, session_id, pages.settings.session_ttl),
         _signin_cookie(pages.settings, "", 0),
     ]
     return see_other(next_page, cookies=cookies)
+
+
+@get(SECOND_STEP, opt=PAGE)
+async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    """After the password: the code, or the authenticator app the school requires set up."""
+    next_page = _next(request.query_params.get("next"))
+    binding = request.cookies.get(SIGNIN_COOKIE)
+    step = await pages.second_steps.get(binding)
+    if step is None or binding is None:  # expired, or never began: the password first
+        return see_other(signin_url(next_page))
+    csrf = page_forms.form_token(pages, SECOND_PURPOSE, binding)
+    action = f"{SECOND_STEP}?{urlencode({'next': next_page})}"
+    error = _STEP_ERRORS.get(request.query_params.get("failed") or "")
+    if step.what == "verify":
+        return render("second_step.html", action=action, csrf=csrf, error=error)
+    view = await required_enrolment(pages, step)
+    return render(
+        "enrol.html",
+        action=action,
+        csrf=csrf,
+        error=error,
+        qr=qr_svg(view.enrolment.uri, label="QR code to set up your authenticator app"),
+        secret=view.enrolment.secret,
+        required=True,
+        school_name=view.school_name,
+        back=None,
+    )
+
+
+_STEP_ERRORS = {"code": WRONG_CODE, "enrol": WRONG_ENROLMENT_CODE}
+
+
+@post(SECOND_STEP, opt=PAGE)
+async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    fields = await form_fields(request)
+    next_page = _next(request.query_params.get("next"))
+    binding = request.cookies.get(SIGNIN_COOKIE)
+    if not binding:
+        raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
+    page_forms.check_form_token(pages, SECOND_PURPOSE, binding, fields.get("csrf", ""))
+    step = await pages.second_steps.get(binding)
+    if step is None:
+        return see_other(signin_url(next_page))
+    code, ip = fields.get("code", ""), client_ip(request)
+    if step.what == "verify":
+        signed_in = await second_step(pages, step, code, ip=ip, client_id=None)
+    else:
+        enrolled = await enrol_second_step(pages, step, code, ip=ip, client_id=None)
+        signed_in = enrolled[0] if enrolled else None
+        if enrolled:
+            await pages.second_steps.keep_codes(f"session:{enrolled[0].session_id}", enrolled[1])
+            next_page = f"/oauth/security/codes?{urlencode({'next': next_page})}"
+    if signed_in is not None:
+        await pages.second_steps.drop(binding)
+        return _signed_in(pages, signed_in.session_id, next_page)
+    if step.failures >= MAX_FAILURES:
+        await pages.second_steps.drop(binding)
+        return see_other(f"{signin_url(next_page)}&failed=codes")
+    await pages.second_steps.save(binding, step)
+    failed = "code" if step.what == "verify" else "enrol"
+    return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")

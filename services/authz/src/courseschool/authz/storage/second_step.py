@@ -1,0 +1,55 @@
+"""What a sign-in holds between the password and the second step, and the recovery codes
+waiting to be shown once, in Redis with a time limit. Losing either only means the
+person signs in again (the codes can be made anew on their security page).
+
+A sign-in through an authorization request keeps its `SecondStep` in the interaction
+(storage/interactions.py); the standalone sign-in page keeps it here, under the digest
+of its own cookie's value."""
+
+from __future__ import annotations
+
+from typing import Literal, cast
+
+import msgspec
+import redis.asyncio as aioredis
+
+from courseschool.common.secrets import digest
+
+_PENDING = "authz:second-step:"
+_SHOW = "authz:show-codes:"
+SHOW_TTL = 600  # recovery codes wait this long to be shown
+
+
+class SecondStep(msgspec.Struct, kw_only=True):
+    """The password was right; the sign-in waits for `what`: a code ("verify"), or an
+    authenticator app set up because the school requires one ("enrol")."""
+
+    user_id: str
+    what: Literal["verify", "enrol"]
+    failures: int = 0  # wrong codes in this sign-in; past MAX_FAILURES it starts again
+
+
+class RedisSecondStepStore:
+    def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
+        self._redis = redis
+        self._ttl = ttl
+
+    async def get(self, binding: str | None) -> SecondStep | None:
+        if not binding or len(binding) > 128:
+            return None
+        raw = cast(bytes | None, await self._redis.get(_PENDING + digest(binding).hex()))
+        return msgspec.msgpack.decode(raw, type=SecondStep) if raw else None
+
+    async def save(self, binding: str, step: SecondStep) -> None:
+        await self._redis.set(_PENDING + digest(binding).hex(), msgspec.msgpack.encode(step), ex=self._ttl)
+
+    async def drop(self, binding: str) -> None:
+        await self._redis.delete(_PENDING + digest(binding).hex())
+
+    async def keep_codes(self, key: str, codes: list[str]) -> None:
+        """Recovery codes to show on the next page of `key` (a session or an interaction), once."""
+        await self._redis.set(_SHOW + digest(key).hex(), msgspec.msgpack.encode(codes), ex=SHOW_TTL)
+
+    async def take_codes(self, key: str) -> list[str] | None:
+        raw = cast(bytes | None, await self._redis.getdel(_SHOW + digest(key).hex()))
+        return msgspec.msgpack.decode(raw, type=list[str]) if raw else None
