@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -977,3 +978,97 @@ async def test_step_up_decision_and_sign_out_pages(
     await look(page, "signed-out", width, lowest)
     await page.goto(f"{platform.base_url}/oauth/apps")
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+
+# -- two-step sign-in (issue 40) --------------------------------------------------------------------
+
+
+@pytest.mark.browser
+async def test_two_step_sign_in_pages(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    browser: Any,
+    axe_source: str,
+    lowest: dict,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """The security page (off, then on), setting up an authenticator app (its QR code and
+    key), the recovery codes, the confirmations of removing the app and of new codes, the
+    second step of a sign-in (and its refusal of a wrong code), the set-up a school's
+    requirement asks for, and the owner's page of that requirement. A school of the test's
+    own: its requirement must not reach the demo school's people."""
+    import pyotp
+    from playwright.async_api import expect
+
+    width, ctx = device
+    slug = f"look-{width}-{secrets.token_hex(3)}"
+    _admin(database_url, redis_url, kek, "schools", "create", "--slug", slug, "--name", "Riverside Academy")
+    people = {}
+    for role in ("owner", "admin"):
+        email, password = f"{role}-{secrets.token_hex(4)}@example.test", secrets.token_urlsafe(18)
+        _admin(
+            database_url,
+            redis_url,
+            kek,
+            *("users", "create", "--school", slug, "--email", email, "--name", f"Sam {role}", "--role", role),
+            f"--password={password}",
+        )
+        people[role] = (email, password)
+
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/security")
+    await _sign_in(page, *people["owner"])
+    await expect(page.get_by_role("heading", name="Sign-in security")).to_be_visible()
+    await look(page, "security-off", width, lowest)
+    await page.get_by_role("link", name="Set up an authenticator app").click()
+    await expect(page.get_by_role("img", name="QR code to set up your authenticator app")).to_be_visible()
+    await look(page, "totp-enrol", width, lowest)
+    secret = (await page.get_by_label("Setup key").inner_text()).replace(" ", "")
+    await page.get_by_label("Code from the app").fill(pyotp.TOTP(secret).now())
+    await page.get_by_role("button", name="Turn on two-step sign-in").click()
+    await expect(page.get_by_role("heading", name="Your recovery codes")).to_be_visible()
+    codes = await page.locator(".recovery-codes code").all_inner_texts()
+    await look(page, "recovery-codes", width, lowest)
+    await page.get_by_role("link", name="I have saved them: continue").click()
+    await expect(page.get_by_text("10 of 10 left")).to_be_visible()
+    await look(page, "security-on", width, lowest)
+    await page.get_by_role("link", name="Make new recovery codes").click()
+    await expect(page.get_by_role("heading", name="Make new recovery codes?")).to_be_visible()
+    await look(page, "security-confirm-codes", width, lowest)
+    await page.goto(f"{platform.base_url}/oauth/security/confirm?action=remove-totp")
+    await look(page, "security-confirm-remove", width, lowest)
+
+    await page.goto(f"{platform.base_url}/oauth/school/security")
+    await expect(page.get_by_role("heading", name="Two-step sign-in at Riverside Academy")).to_be_visible()
+    await look(page, "school-security", width, lowest)
+    await page.get_by_label("Owners and admins").check()
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("status")).to_contain_text("Saved")
+
+    second = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
+    await second.add_init_script(script=axe_source)
+    try:
+        step = await second.new_page()
+        await _start(platform, callback_server, step, name=CLIENT_NAME)
+        await _sign_in(step, *people["owner"])
+        await expect(step.get_by_role("heading", name="Two-step sign-in")).to_be_visible()
+        await look(step, "second-step", width, lowest)
+        await step.get_by_label("Code").fill("000000")
+        await step.get_by_role("button", name="Continue").click()
+        await expect(step.get_by_role("alert")).to_contain_text("That code is not right")
+        await look(step, "second-step-wrong", width, lowest)
+        await step.get_by_label("Code").fill(codes[0])
+        await step.get_by_role("button", name="Continue").click()
+        await expect(step.get_by_role("button", name="Allow")).to_be_visible()
+
+        required = await second.new_page()
+        await step.context.clear_cookies()
+        await _start(platform, callback_server, required, name=CLIENT_NAME)
+        await _sign_in(required, *people["admin"])
+        await expect(required.get_by_role("heading", name="Set up two-step sign-in")).to_be_visible()
+        await look(required, "totp-enrol-required", width, lowest)
+    finally:
+        await second.close()

@@ -44,6 +44,14 @@ PAGE_PATHS = (
     "/oauth/school/apps/end",
     "/oauth/school/apps/block",
     "/oauth/school/apps/unblock",
+    "/oauth/signin/second-step",
+    "/oauth/security",
+    "/oauth/security/totp",
+    "/oauth/security/codes",
+    "/oauth/security/confirm",
+    "/oauth/security/remove-totp",
+    "/oauth/security/renew-codes",
+    "/oauth/school/security",
 )
 
 

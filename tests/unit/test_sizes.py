@@ -20,6 +20,7 @@ DATA_FUNCTIONS = {
     "services/authz/src/courseschool/authz/openapi/account.py::_apps",
     "services/authz/src/courseschool/authz/openapi/oversight.py::oversight_paths",
     "services/authz/src/courseschool/authz/openapi/registration.py::configuration_paths",
+    "services/authz/src/courseschool/authz/openapi/security.py::security_paths",
     "services/authz/src/courseschool/authz/openapi/tokens.py::_token_paths",
     # The discovery service's own paths in the merged document.
     "services/discovery/src/courseschool/discovery/openapi.py::discovery_paths",

@@ -24,7 +24,7 @@ from ..storage.interactions import Handoff, Interaction
 from ..storage.notices import Notice
 from ..storage.second_step import SecondStep
 from .authorization import issue_code
-from .second_factors import WRONG_ENROLMENT_CODE, EnrolmentView, required_enrolment
+from .second_factors import WRONG_ENROLMENT_CODE
 from .signin import (
     LOGIN_FAILED,
     MAX_FAILURES,
@@ -154,13 +154,6 @@ async def login_second_step(c: SignInPages, interaction: Interaction, code: str,
         interaction.login_error = WRONG_CODE if step.what == "verify" else WRONG_ENROLMENT_CODE
     await c.interactions.save(interaction)
     return signed_in.session_id if signed_in else None
-
-
-async def enrolment_view(c: SignInPages, interaction: Interaction) -> EnrolmentView:
-    """What the page that sets up the authenticator app the school requires shows."""
-    if interaction.second_step is None:
-        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
-    return await required_enrolment(c, interaction.second_step)
 
 
 async def recovery_codes_to_show(c: SignInPages, interaction: Interaction) -> list[str] | None:

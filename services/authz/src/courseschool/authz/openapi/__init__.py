@@ -36,6 +36,7 @@ from .schemas import (
     _form,
     _s,
 )
+from .security import security_paths
 from .tokens import _token_paths
 
 
@@ -133,6 +134,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         "/oauth/logout": _logout_operations(),
         **account_paths(),
         **oversight_paths(),
+        **security_paths(),
         "/oauth/authorize": {
             "post": {
                 "operationId": "authorize_post",

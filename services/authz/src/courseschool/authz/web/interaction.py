@@ -19,7 +19,6 @@ from ..endpoints.interaction import (
     client_name,
     consent_view,
     decide,
-    enrolment_view,
     hand_off,
     login,
     login_second_step,
@@ -29,6 +28,7 @@ from ..endpoints.interaction import (
     switch_user,
     take_handoff,
 )
+from ..endpoints.second_factors import required_enrolment
 from ..families import SignInPages
 from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
@@ -110,10 +110,10 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
 
 async def _second_step_page(pages: SignInPages, interaction: Interaction) -> Response[Any]:
     """After the password: the code, or the authenticator app the school requires set up."""
-    uid = interaction.uid
+    uid, step = interaction.uid, interaction.second_step
     action = f"/oauth/interaction/{uid}/second-step"
-    if interaction.second_step is not None and interaction.second_step.what == "enrol":
-        view = await enrolment_view(pages, interaction)
+    if step is not None and step.what == "enrol":
+        view = await required_enrolment(pages, step)
         return render(
             "enrol.html",
             action=action,
