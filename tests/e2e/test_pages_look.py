@@ -220,7 +220,12 @@ MEASURE_JS = (
                    borderWidth: parseFloat(cs.borderTopWidth), borderStyle: cs.borderTopStyle,
                    height: box.height, layers: layers(el)});
   }
-  const focusable = [...document.querySelectorAll(FOCUSABLE)].filter(visible).map(describe);
+  // A radio group is one stop of the Tab key (arrow keys move within it): its checked
+  // radio, or its first when none is.
+  const oneStop = (el) => el.type !== 'radio' || !el.name || el === (
+    document.querySelector(`input[type=radio][name="${el.name}"]:checked`)
+    || document.querySelector(`input[type=radio][name="${el.name}"]`));
+  const focusable = [...document.querySelectorAll(FOCUSABLE)].filter(visible).filter(oneStop).map(describe);
   const root = document.documentElement;
   const card = document.querySelector('main');
   return {
