@@ -69,3 +69,13 @@ def test_the_qr_code_carries_the_key_uri_format() -> None:
     assert uri.startswith("otpauth://totp/Course%20School:ana%40example.test?")
     assert f"secret={secret}" in uri and "issuer=Course%20School" in uri
     assert len(secret) == 32  # 160 bits
+
+
+def test_the_qr_code_scales_whole() -> None:
+    """The stylesheet sets the code's width: with a fixed size and no viewBox, a long key
+    URI's code (57 modules, 285 px) was cut at 192 px, its right and bottom lost."""
+    from courseschool.authz.web.qr import qr_svg
+
+    svg = str(qr_svg(provisioning_uri(new_totp_secret(), "owner-8c34e716@example.test"), label="QR <code>"))
+    assert 'viewBox="0 0 ' in svg and " width=" not in svg.split(">")[0]
+    assert 'aria-label="QR &lt;code&gt;"' in svg and "<script" not in svg

@@ -4,6 +4,7 @@ leaves for a third-party image service, and the page loads nothing more."""
 from __future__ import annotations
 
 import io
+import re
 
 import segno
 from markupsafe import Markup
@@ -27,6 +28,12 @@ def qr_svg(data: str, *, label: str) -> Markup:
         title=None,
     )
     svg = out.getvalue().decode()
+    # A viewBox instead of a fixed size, so the stylesheet's width scales the whole code
+    # (quiet zone included) instead of cutting off its right and bottom.
+    size = re.search(r'width="(\d+)" height="(\d+)"', svg)
+    if size is not None:
+        w, h = size.groups()
+        svg = svg.replace(size.group(0), f'viewBox="0 0 {w} {h}"', 1)
     escaped = Markup.escape(label)
     # segno's SVG is made of numbers and fixed markup only; the label is escaped.
     return Markup(svg.replace("<svg ", f'<svg role="img" aria-label="{escaped}" focusable="false" ', 1))  # noqa: S704
