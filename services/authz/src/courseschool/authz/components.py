@@ -20,7 +20,6 @@ from courseschool.common.clock import Clock
 from courseschool.common.cors import ClientOrigins
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
-from courseschool.common.resource import canonical_resource
 from courseschool.common.row_cache import RowCache
 
 from .activity import ActivityReader
@@ -249,7 +248,7 @@ class _Served:
 
     def sign_in_pages(self) -> SignInPages:
         s = self.s
-        default_resource, known_resources = _resources(s.settings)
+        default_resource, known_resources = s.settings.resources
         return SignInPages(
             settings=s.settings,
             clock=s.clock,
@@ -293,10 +292,3 @@ class _Served:
             second_steps=self.second_steps,
             page_key=self.page_key,
         )
-
-
-def _resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:
-    """The default resource (the API at BASE_URL) and every resource tokens may be for."""
-    default = canonical_resource(settings.base_url) or settings.base_url
-    extra = {canonical_resource(r) for r in settings.extra_resources.split()}
-    return default, frozenset({default, *(r for r in extra if r)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from courseschool.common.ratelimit import Rate, parse_rate
+from courseschool.common.resource import canonical_resource
 from courseschool.common.settings import BaseSettings
 
 from .mail.relay import from_address, parse_smtp_url
@@ -197,3 +198,10 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     @property
     def cookie_secure(self) -> bool:
         return self.base_url.startswith("https://")
+
+    @property
+    def resources(self) -> tuple[str, frozenset[str]]:
+        """The default resource (the API at BASE_URL) and every resource tokens may be for."""
+        default = canonical_resource(self.base_url) or self.base_url
+        extra = {canonical_resource(r) for r in self.extra_resources.split()}
+        return default, frozenset({default, *(r for r in extra if r)})
