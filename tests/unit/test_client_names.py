@@ -57,6 +57,11 @@ def test_the_skeleton_is_uts_39s() -> None:
         ("\uff43\uff4f\uff55\uff52\uff53\uff45\u3000\uff53\uff43\uff48\uff4f\uff4f\uff4c", PLATFORM_NAME),
         ("COURSE SCHOOL (official)", PLATFORM_NAME),
         ("Course-School", PLATFORM_NAME),
+        ("Course School \u2122", PLATFORM_NAME),  # TRADE MARK SIGN: NFKC makes it "TM", still a symbol
+        ("Course School\u2122", PLATFORM_NAME),
+        ("Course School \u2120", PLATFORM_NAME),  # SERVICE MARK
+        ("\u24b8ourse School \u00ae", PLATFORM_NAME),  # a circled C reads as a C
+        ("CRM \u2122 (Official)", "CRM"),
     ],
 )
 def test_names_compare_by_their_confusable_skeleton(name: str, reserved: str) -> None:
@@ -73,6 +78,7 @@ def test_names_compare_by_their_confusable_skeleton(name: str, reserved: str) ->
         ("Source School", PLATFORM_NAME),
         ("✔✔✔", "✓"),  # names of symbols only read as no one's
         ("Verified", "Official"),
+        ("Course School TM", PLATFORM_NAME),  # letters someone wrote are letters
     ],
 )
 def test_other_names_stay_free(name: str, reserved: str) -> None:

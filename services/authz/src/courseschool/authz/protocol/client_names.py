@@ -10,7 +10,8 @@ keys meet (`name_keys`): NFKC (full-width letters, ligatures, mathematical lette
 then the confusable skeleton of Unicode Technical Standard #39 §4 (a Cyrillic small a,
 U+0430, or the Cherokee letter tli, U+13DF, becomes its Latin prototype; ICU's
 implementation and data), in the name's own case and case folded, without marks,
-punctuation, symbols and spacing, and without decorations such as "(verified)" or
+punctuation, symbols and spacing (symbols also taken out before NFKC, which folds some
+into letters: "\u2122" into "TM"), and without decorations such as "(verified)" or
 "official": "CRM (Verified)", "CRM" in full-width letters, "CRM" with a Cyrillic Es and a
 combining accent, and "crm" all read as "CRM". Equality of keys, not similarity: "CRM
 Helper" stays free.
@@ -104,10 +105,22 @@ _DECORATION_KEYS = frozenset(
 )
 
 
+def _symbols_dropped(name: str) -> str:
+    """`name` with its symbols (Unicode category S) as spaces, before NFKC: NFKC folds some
+    symbols into letters ("\u2122", TRADE MARK SIGN, into "TM"; "\u2120" into "SM"), which
+    would make "Course School \u2122" a name of its own; read this way too, the symbol is
+    the decoration it is. (The NFKC reading stays, so a circled C still reads as a C.)"""
+    return "".join(" " if unicodedata.category(ch)[0] == "S" else ch for ch in name)
+
+
 def name_keys(name: str) -> frozenset[str]:
     """The forms under which `name` reads as another name (see the module's docstring):
     two names are one to a reader when their keys meet."""
-    keys = {"".join(w for w in _reading(name, fold_first=fold) if w not in _DECORATION_KEYS) for fold in (False, True)}
+    keys = {
+        "".join(w for w in _reading(text, fold_first=fold) if w not in _DECORATION_KEYS)
+        for text in {name, _symbols_dropped(name)}
+        for fold in (False, True)
+    }
     return frozenset(keys - {""})  # a name of decorations and symbols only reads as no one's
 
 
