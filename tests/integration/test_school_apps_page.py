@@ -88,14 +88,16 @@ async def test_ending_one_persons_access_is_confirmed_and_ends_only_theirs(flow:
     await _recorded_as_the_owner_from_their_address(flow, "school_access_ended", owner)
 
 
-async def _recorded_as_the_owner_from_their_address(flow: Flow, action: str, owner: dict[str, str]) -> None:
+async def _recorded_as_the_owner_from_their_address(
+    flow: Flow, action: str, owner: dict[str, str], reason: str = "revoked_by_school"
+) -> None:
     """Issue 38 (from 9): an owner's ending of access was recorded as `actor=admin`, and
     the action itself without the address it came from."""
     acted = await flow.pool.fetchrow("SELECT actor, source, subject FROM authz_events WHERE action = $1", action)
     assert dict(acted) == {"actor": "user", "source": "127.0.0.1", "subject": owner["id"]}
     ended = await flow.pool.fetch(
         "SELECT actor, source FROM authz_events WHERE action = 'grant_revoked' AND details->>'reason' = $1",
-        "revoked_by_school",
+        reason,
     )
     assert ended and {(row["actor"], row["source"]) for row in ended} == {("user", "127.0.0.1")}
 
@@ -128,7 +130,7 @@ async def test_blocking_ends_the_grants_and_the_consent_page_says_the_school_blo
     assert (await flow.tokens(reg, outsider))["access_token"]
     await flow.client.app.state.authz.events.flush()  # type: ignore[attr-defined]
     assert await flow.count("authz_events WHERE action = 'app_blocked' AND kind = 'security'") == 1
-    await _recorded_as_the_owner_from_their_address(flow, "app_blocked", owner)
+    await _recorded_as_the_owner_from_their_address(flow, "app_blocked", owner, "school_blocked")
 
 
 async def test_actions_without_the_csrf_token_or_for_another_school_change_nothing(flow: Flow) -> None:

@@ -105,6 +105,7 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
         codes=codes,
         grants=grants,
         revoker=grants,
+        blocks=NoBlocks(),
         signer=signer,
         verifier=signer,
         policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
@@ -114,6 +115,13 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
         refresh_grace=10,
         grants_per_app=GRANTS_PER_APP,
     )
+
+
+class NoBlocks:
+    """BlockStore: no school blocked anything."""
+
+    async def blocked(self, school_id: str, keys: list[str]) -> object | None:
+        return None
 
 
 class InMemoryClients:

@@ -244,6 +244,7 @@ class _Served:
             directory=self.directory,
             dpop=DpopChecker(RedisDpopStore(s.redis, DPOP_KEYS, clock=s.clock), s.settings.dpop_policy, s.clock),
             limits=self.limits,
+            school_apps=self.school_apps,
         )
 
     def sign_in_pages(self) -> SignInPages:

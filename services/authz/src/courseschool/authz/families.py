@@ -73,6 +73,7 @@ class Tokens:
     directory: ClientDirectory  # every lookup of a client by id (both kinds of client)
     dpop: DpopChecker  # DPoP proofs (RFC 9449) at the token endpoint and UserInfo
     limits: Limits
+    school_apps: PgSchoolAppStore  # the blocks checked where tokens are issued
 
     def token_context(self, *, ip: str | None = None) -> TokenContext:
         """What the grant handlers, revocation and introspection need (protocol/context.py);
@@ -83,6 +84,7 @@ class Tokens:
             codes=self.codes,
             grants=self.grants,
             revoker=self.revoker,
+            blocks=self.school_apps,
             signer=ring,
             verifier=ring,
             policy=self.policy,

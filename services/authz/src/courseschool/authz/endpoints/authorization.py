@@ -4,7 +4,12 @@ remembered consent covers the request, issue the code at once (§4.1.2)."""
 
 from __future__ import annotations
 
-from courseschool.common.errors import ConsentRequiredError, InvalidRequestError, LoginRequiredError, OAuthError
+from courseschool.common.errors import (
+    ConsentRequiredError,
+    InvalidRequestError,
+    LoginRequiredError,
+    OAuthError,
+)
 from courseschool.common.logging import audit
 from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import new_token
@@ -21,7 +26,9 @@ from ..protocol.client_id_metadata import UNUSABLE, is_metadata_url
 from ..protocol.consent import consent_can_be_remembered, grantable, session_usable
 from ..protocol.models import Client, User
 from ..protocol.redirects import code_redirect_url
+from ..protocol.school_blocks import lookup_keys
 from ..storage.interactions import Interaction
+from ..storage.school_apps import BlockedAtSchool
 
 
 async def start_authorization(
@@ -82,13 +89,16 @@ async def _remembered(
     remembered = await c.consents.scope(user_id, client.client_id)
     if user is None or user.disabled or remembered is None:
         return None
-    if await c.school_apps.blocked(user.school_id, client.client_id):
+    if await c.school_apps.blocked(user.school_id, lookup_keys(client)):
         return None  # the consent page says why
     granted, _ = grantable(request.scope, role=user.role, client=client)
     if not granted or not set(granted) <= set(remembered.split()):
         return None
     audit("consent_remembered", actor="user", subject=user_id, client_id=client.client_id)
-    return await issue_code(c, client, user, request, auth_time, granted, ip=ip, agent=agent, session_id=session_id)
+    try:
+        return await issue_code(c, client, user, request, auth_time, granted, ip=ip, agent=agent, session_id=session_id)
+    except BlockedAtSchool:
+        return None  # blocked meanwhile: the consent page says why
 
 
 async def issue_code(
@@ -108,7 +118,9 @@ async def issue_code(
     connected-apps page); the URL back to the client.
     A metadata document's client is recorded first: the grant refers to it. The person
     is told of the connection on their next page in another session (`session_id`:
-    the sign-in session the approval was made in)."""
+    the sign-in session the approval was made in). `BlockedAtSchool`, and nothing made,
+    when a block of the person's school covers the client (checked with the grant, under
+    the school's block lock, so a block made meanwhile wins)."""
     if client.verified_origin is not None:
         recorded = await c.directory.record(client)
         if recorded is None or recorded.disabled:
@@ -132,6 +144,7 @@ async def issue_code(
         created_agent=agent,
         dpop_jkt=request.dpop_jkt,
         session_id=session_id,
+        block_keys=lookup_keys(client),
     )
     await c.notices.add(user_id=user.id, grant_id=grant.id, now=now, session_id=session_id)
     audit("consent_given", actor="user", subject=user.id, client_id=client.client_id, grant_id=grant.id, ip=ip)

@@ -5,6 +5,7 @@ redirect to the client (RFC 6749 §4.1.2, §4.1.2.1)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -15,13 +16,16 @@ from courseschool.common.scopes import format_scope
 from courseschool.common.secrets import digest, same
 
 from ..families import SignInPages, Visitors
+from ..protocol.authorization import AuthorizationRequest
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.consent import approved_scope, consent_can_be_remembered, offer
 from ..protocol.models import Client, User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
+from ..protocol.school_blocks import BLOCKED, lookup_keys
 from ..storage.interactions import Handoff, Interaction
 from ..storage.notices import Notice
+from ..storage.school_apps import BlockedAtSchool
 from ..storage.second_step import SecondStep
 from .authorization import issue_code
 from .second_factors import WRONG_ENROLMENT_CODE
@@ -77,6 +81,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     beyond_registration: list[str]  # asked for, outside the app's registered scope: not granted
     beyond_role: list[str]  # asked for, beyond the person's role: not granted
     blocked: bool  # the person's school blocked this app: nothing may be allowed
+    blocked_as: str | None = None  # the name of the app the school blocked, when this one reads as it
 
 
 async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Interaction:
@@ -170,7 +175,8 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
     if client is None or user is None:
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     now = offer(interaction.request.scope, role=user.role, client=client)
-    blocked = await c.school_apps.blocked(user.school_id, client.client_id)
+    block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
+    blocked = block is not None
     granted = [] if blocked else now.granted
     interaction.shown = granted  # the decision grants at most what this page shows
     await c.interactions.save(interaction)
@@ -195,7 +201,13 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
         beyond_registration=now.beyond_registration,
         beyond_role=now.beyond_role,
         blocked=blocked,
+        blocked_as=block.client_name if block is not None and block.client_id != client.client_id else None,
     )
+
+
+class Decided(msgspec.Struct, frozen=True, kw_only=True):
+    location: str  # where the browser goes: the client's redirect URI with a code or an error
+    outcome: Literal["approved", "denied", "blocked"]  # "blocked": the person's school blocked the app
 
 
 NOT_SHOWN = "the consent page of this interaction was never shown"
@@ -210,8 +222,9 @@ async def decide(
     kept: list[str] | None = None,
     session_id: str | None = None,
     agent: str | None = None,
-) -> str:
-    """Finish the interaction (once); return the URL to send the browser to. `ip` and
+) -> Decided:
+    """Finish the interaction (once); return where to send the browser and what was
+    decided (the school's block, when one covers the app, whatever was posted). `ip` and
     `agent`: the address and browser the approval came from, recorded with the grant.
     `kept`: the scopes the person left ticked (None: the form offered no choice). The
     approval grants at most what the consent page showed (`approved_scope`)."""
@@ -233,27 +246,59 @@ async def decide(
             "Go back to the app and start again.",
         )
     issuer = c.settings.issuer
+    block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
+    if block is not None:  # the school's decision, not the person's: said so to both and in the record
+        audit(
+            "consent_blocked",
+            actor="user",
+            subject=user.id,
+            client_id=client.client_id,
+            blocked_client_id=block.client_id,
+            covered_by=block.kind,
+            ip=ip,
+        )
+        blocked = AccessDeniedError(BLOCKED)
+        return Decided(
+            location=error_redirect_url(blocked, request.redirect_uri, request.state, issuer), outcome="blocked"
+        )
     if not approve:
-        audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id)
+        audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
         denied = AccessDeniedError("the user denied the request")
-        return error_redirect_url(denied, request.redirect_uri, request.state, issuer)
-    if await c.school_apps.blocked(user.school_id, client.client_id):
-        blocked = AccessDeniedError("the user's school blocked this client")
-        return error_redirect_url(blocked, request.redirect_uri, request.state, issuer)
+        return Decided(
+            location=error_redirect_url(denied, request.redirect_uri, request.state, issuer), outcome="denied"
+        )
     now = offer(request.scope, role=user.role, client=client)
     granted = approved_scope(interaction.shown, now.granted, kept)
     if not granted:
         nothing = AccessDeniedError("nothing the user allowed may be granted")
-        return error_redirect_url(nothing, request.redirect_uri, request.state, issuer)
+        return Decided(
+            location=error_redirect_url(nothing, request.redirect_uri, request.state, issuer), outcome="denied"
+        )
     allowed = (await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)).here
     added = [s for s in granted if s not in allowed]
     if allowed and added:  # the person lets an app that holds access in this sign-in do more
         audit("step_up", actor="user", subject=user.id, client_id=client.client_id, added=format_scope(added), ip=ip)
     if consent_can_be_remembered(client):
         await c.consents.remember(user.id, client.client_id, format_scope(granted))
-    return await issue_code(
-        c, client, user, request, interaction.auth_time, granted, ip=ip, agent=agent, session_id=session_id
-    )
+    try:
+        location = await issue_code(
+            c, client, user, request, interaction.auth_time, granted, ip=ip, agent=agent, session_id=session_id
+        )
+    except BlockedAtSchool:  # blocked while the person decided: the block won, nothing was made
+        audit("consent_blocked", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
+        blocked = AccessDeniedError(BLOCKED)
+        return Decided(
+            location=error_redirect_url(blocked, request.redirect_uri, request.state, issuer), outcome="blocked"
+        )
+    return Decided(location=location, outcome="approved")
+
+
+def _refused(
+    description: str, request: AuthorizationRequest, issuer: str, outcome: Literal["denied", "blocked"]
+) -> Decided:
+    """`access_denied` back to the client (RFC 6749 §4.1.2.1, with `state` and `iss`)."""
+    denied = AccessDeniedError(description)
+    return Decided(location=error_redirect_url(denied, request.redirect_uri, request.state, issuer), outcome=outcome)
 
 
 async def notices_for(c: Visitors, user_id: str, session_id: str | None) -> list[Notice]:
@@ -261,12 +306,20 @@ async def notices_for(c: Visitors, user_id: str, session_id: str | None) -> list
     return await c.notices.take(user_id=user_id, session_id=session_id, now=c.clock.now())
 
 
-async def hand_off(c: SignInPages, interaction: Interaction, location: str, *, approved: bool, name: str) -> None:
+async def hand_off(
+    c: SignInPages,
+    interaction: Interaction,
+    location: str,
+    *,
+    outcome: Literal["approved", "denied", "blocked"],
+    name: str,
+) -> None:
     """Keep the outcome for the decision page the client asked for (`decision_page`)."""
     client = await c.directory.get(interaction.request.client_id)
     handoff = Handoff(
         location=location,
-        approved=approved,
+        approved=outcome == "approved",
+        blocked=outcome == "blocked",
         client_name=name,
         browser_hash=interaction.browser_hash,
         vouched=client is not None and client_kind(client) == "integration",

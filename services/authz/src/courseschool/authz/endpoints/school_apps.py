@@ -3,8 +3,12 @@ every app anyone at the school connected, who approved it (name, role), what it 
 do, when it was last used and what it did; and three actions, each confirmed and bound
 to the session: end one person's access to an app, end everyone's at the school, and
 block the app for the school (no one there may approve it again; its grants there end;
-its consent page says the school blocked it). Lecturers and students get a 404: the
-page does not exist for them. Every action is an event (`app_blocked` a security one)."""
+its consent page says the school blocked it). A block covers the software, not one
+registration (`protocol/school_blocks.py`). An owner's decisions are the owner's: an
+admin may not end an owner's access, nor lift a block an owner made. Lecturers and
+students get a 404 that says the page is for the school's owners and admins. Every
+action is an event naming who (and in which role) did what, from where (`app_blocked`
+a security one)."""
 
 from __future__ import annotations
 
@@ -12,17 +16,23 @@ import uuid
 
 import msgspec
 
-from courseschool.common.errors import NotFoundError
+from courseschool.common.errors import ForbiddenError, NotFoundError
 from courseschool.common.logging import audit
 
 from ..families import AccountPages
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
+from ..protocol.school_blocks import REASON as BLOCK_REASON
+from ..protocol.school_blocks import keys_to_block, lookup_keys
 from ..storage.school_apps import BlockedApp, SchoolGrant
 
 REASON = "revoked_by_school"
 STEWARDS = frozenset({"owner", "admin"})
-NO_PAGE = "There is no such page."
+STEWARDS_ONLY = (
+    "This page is for your school's owners and admins: it lists the apps everyone at the school connected. "
+    "Your own apps are on the page Your apps (/oauth/apps)."
+)
+OWNERS_DECISION = "an owner of the school decided this; only an owner may change it"
 NO_ACCESS = "There is no such access at your school: it may have ended already."
 
 
@@ -50,7 +60,7 @@ class SchoolApp(msgspec.Struct, frozen=True, kw_only=True):
 def steward(user: User | None) -> User:
     """The signed-in person, if they look after their school's apps; 404 otherwise."""
     if user is None or user.role not in STEWARDS or user.disabled:
-        raise NotFoundError(NO_PAGE)
+        raise NotFoundError(advice=STEWARDS_ONLY)
     return user
 
 
@@ -103,17 +113,21 @@ async def app_at_school(c: AccountPages, user: User, client_id: str) -> SchoolAp
     apps, _ = await school_apps(c, user)
     found = next((app for app in apps if app.client_id == client_id), None)
     if found is None:
-        raise NotFoundError(NO_ACCESS)
+        raise NotFoundError(advice=NO_ACCESS)
     return found
 
 
 async def end_access(c: AccountPages, user: User, client_id: str, person: str | None, *, ip: str) -> int:
     """End one person's access to the app (`person`: their id), or everyone's at the
-    school; 404 when there is none. How many sign-ins ended. `ip`: the steward's address."""
+    school; 404 when there is none. An admin may not end an owner's access: asked to
+    end everyone's, an admin ends everyone's but the owners'. How many sign-ins ended."""
     steward(user)
-    grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id, _person(person))
-    if not grant_ids:
-        raise NotFoundError(NO_ACCESS)
+    held = await c.school_apps.live_grant_ids(user.school_id, client_id, _person(person))
+    if not held:
+        raise NotFoundError(advice=NO_ACCESS)
+    if user.role != "owner" and person is not None and any(role == "owner" for _, role in held):
+        raise ForbiddenError(detail=OWNERS_DECISION, advice="Only an owner of the school may end an owner's access.")
+    grant_ids = [grant_id for grant_id, role in held if user.role == "owner" or role != "owner"]
     for grant_id in grant_ids:
         await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
     await c.mail.school_acted(grant_ids, blocked=False, by=user.id, now=c.clock.now())
@@ -121,34 +135,65 @@ async def end_access(c: AccountPages, user: User, client_id: str, person: str | 
         "school_access_ended",
         actor="user",
         subject=user.id,
+        role=user.role,
         client_id=client_id,
         person=person,
         count=len(grant_ids),
+        owners_kept=len(held) - len(grant_ids),
         ip=ip,
     )
     return len(grant_ids)
 
 
 async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
-    """Block the app for the steward's school and end its grants there; how many ended."""
+    """Block the app for the steward's school, the software and not only this
+    registration (`keys_to_block`), and end every grant there the block covers; how many
+    ended. The block is written before the grants are read, under the school's lock:
+    an approval in flight either made its grant before (ended here) or sees the block."""
     steward(user)
     client = await c.directory.get(client_id) if client_id else None
     if client is None:
-        raise NotFoundError("There is no such app.")
-    await c.school_apps.block(user.school_id, client_id, by=user.id, now=c.clock.now())
-    grant_ids = await c.school_apps.live_grant_ids(user.school_id, client_id)
+        raise NotFoundError(advice="There is no such app.")
+    keys = keys_to_block(client)
+    unrevoked = await c.school_apps.block(
+        user.school_id,
+        client_id,
+        client_name=client.client_name,
+        keys=list(keys),
+        by=user.id,
+        by_role=user.role,
+        now=c.clock.now(),
+    )
+    blocked = {key for _, key in keys}
+    grant_ids = [g.grant_id for g in unrevoked if blocked.intersection(lookup_keys(g))]
     for grant_id in grant_ids:
-        await c.revoker.revoke_grant(grant_id, reason=REASON, ip=ip)
+        await c.revoker.revoke_grant(grant_id, reason=BLOCK_REASON, ip=ip)
     await c.mail.school_acted(grant_ids, blocked=True, by=user.id, now=c.clock.now())
-    audit("app_blocked", actor="user", subject=user.id, client_id=client_id, grants_ended=len(grant_ids), ip=ip)
+    audit(
+        "app_blocked",
+        actor="user",
+        subject=user.id,
+        role=user.role,
+        client_id=client_id,
+        covers=[kind for kind, _ in keys],
+        grants_ended=len(grant_ids),
+        ip=ip,
+    )
     return len(grant_ids)
 
 
 async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> None:
+    """Lift the school's block of the app; an owner's block only by an owner."""
     steward(user)
-    if not await c.school_apps.unblock(user.school_id, client_id):
-        raise NotFoundError("This app is not blocked at your school.")
-    audit("app_unblocked", actor="user", subject=user.id, client_id=client_id, ip=ip)
+    roles = await c.school_apps.blocked_by(user.school_id, client_id)
+    if not roles:
+        raise NotFoundError(advice="This app is not blocked at your school.")
+    if "owner" in roles and user.role != "owner":
+        raise ForbiddenError(
+            detail=OWNERS_DECISION, advice="An owner of the school blocked this app: only an owner may unblock it."
+        )
+    await c.school_apps.unblock(user.school_id, client_id)
+    audit("app_unblocked", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
 
 
 def _person(person: str | None) -> str | None:
@@ -158,4 +203,4 @@ def _person(person: str | None) -> str | None:
     try:
         return str(uuid.UUID(person))
     except ValueError:
-        raise NotFoundError(NO_ACCESS) from None
+        raise NotFoundError(advice=NO_ACCESS) from None

@@ -7,7 +7,7 @@ import msgspec
 
 from courseschool.common.clock import Clock
 
-from .ports import AccessTokenVerifier, CodeStore, GrantStore, Revoker, Signer, UserStore
+from .ports import AccessTokenVerifier, BlockStore, CodeStore, GrantStore, Revoker, Signer, UserStore
 from .tokens import TokenPolicy
 
 
@@ -16,6 +16,7 @@ class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
     codes: CodeStore
     grants: GrantStore
     revoker: Revoker
+    blocks: BlockStore  # what schools blocked: checked at every code exchange and refresh
     signer: Signer
     verifier: AccessTokenVerifier
     policy: TokenPolicy

@@ -60,6 +60,12 @@ class GrantStore(Protocol):
         """Bind an unbound grant's refresh tokens to `jkt`; the key bound afterwards."""
 
 
+class BlockStore(Protocol):
+    async def blocked(self, school_id: str, keys: list[str]) -> object | None:
+        """The school's block covering a client with these keys (`school_blocks.lookup_keys`), if any."""
+        ...
+
+
 class Revoker(Protocol):
     """Revocation: written to Postgres first, then fanned out to resource servers."""
 

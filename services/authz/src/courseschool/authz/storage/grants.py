@@ -20,6 +20,7 @@ from courseschool.common.secrets import digest
 from ..protocol.models import AccessTokenHolder, EndedGrant, Grant, RefreshToken
 from ..protocol.ports import Rotation
 from .code_redemption import REDEEM_CODE
+from .school_apps import BLOCK_LOCK, BLOCKED, BlockedAtSchool
 from .users import user_columns, user_from
 
 
@@ -166,10 +167,17 @@ class PgGrantStore:
         created_agent: str | None = None,
         dpop_jkt: str | None = None,
         session_id: str | None = None,
+        block_keys: list[str] | None = None,
     ) -> Grant:
         """The grant an approval makes and its code; `session_id`: the browser sign-in
-        it was approved in (only its digest is kept), which a step-up continues."""
+        it was approved in (only its digest is kept), which a step-up continues.
+        `BlockedAtSchool`, and nothing written, when a block of the school covers the client under one of
+        `block_keys` (checked under the school's block lock: `storage/school_apps.py`)."""
         async with self._pool.acquire() as conn, conn.transaction():
+            if block_keys is not None:
+                await conn.execute(BLOCK_LOCK.format(mode="_shared"), uuid.UUID(school_id))
+                if await conn.fetchrow(BLOCKED, uuid.UUID(school_id), block_keys) is not None:
+                    raise BlockedAtSchool(school_id)
             row = await conn.fetchrow(
                 _INSERT_GRANT,
                 uuid.uuid4(),

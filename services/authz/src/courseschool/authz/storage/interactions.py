@@ -38,6 +38,7 @@ class Handoff(msgspec.Struct, frozen=True, kw_only=True):
     client_name: str
     browser_hash: bytes
     vouched: bool = False  # an integration's name (the school's word); any other is self-declared
+    blocked: bool = False  # not approved because the person's school blocked the app
 
 
 class RedisInteractionStore:

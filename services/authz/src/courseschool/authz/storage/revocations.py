@@ -58,6 +58,7 @@ _ACTORS = {
     "revoked_by_user": "user",
     "revoked_by_school": "user",  # a school's owner or admin, on the school's apps page
     "removed_by_user": "user",
+    "school_blocked": "user",  # a school's block (app_blocked names who made it)
 }
 
 

@@ -39,27 +39,69 @@ WHERE g.school_id = $1 AND g.revoked_at IS NULL AND g.last_used_at IS NOT NULL
 ORDER BY g.last_used_at DESC, g.id
 """
 _LIVE_IDS = """
-SELECT id::text FROM authz_grants
-WHERE school_id = $1 AND client_id = $2 AND revoked_at IS NULL AND ($3::uuid IS NULL OR user_id = $3)
-ORDER BY id
+SELECT g.id::text, u.role FROM authz_grants g JOIN authz_users u ON u.id = g.user_id
+WHERE g.school_id = $1 AND g.client_id = $2 AND g.revoked_at IS NULL AND ($3::uuid IS NULL OR g.user_id = $3)
+ORDER BY g.id
 """
+# All grants of the school not revoked, exchanged or not, with what a block covers their
+# client by (`protocol/school_blocks.lookup_keys`): a block ends every grant of the software.
+_UNREVOKED_AT_SCHOOL = """
+SELECT g.id::text AS grant_id, g.client_id, c.client_name, c.is_integration, c.verified_origin
+FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
+WHERE g.school_id = $1 AND g.revoked_at IS NULL
+"""
+# Blocks and approvals of one school are serialised by an advisory lock keyed by the
+# school: a block takes it alone while it writes its keys, an approval shared while it
+# checks them and writes its grant. So an approval either committed before the block
+# (and the block, reading after it, ends its grant) or reads the block and makes none.
+BLOCK_LOCK = "SELECT pg_advisory_xact_lock{mode}(hashtextextended('school-blocks:' || $1::uuid::text, 0))"
 _BLOCK = """
-INSERT INTO authz_school_blocks (school_id, client_id, blocked_at, blocked_by) VALUES ($1, $2, to_timestamp($3), $4)
-ON CONFLICT (school_id, client_id) DO NOTHING
+INSERT INTO authz_school_blocks (school_id, client_id, client_name, kind, key, blocked_at, blocked_by, blocked_by_role)
+SELECT $1, $2, $3, k.kind, k.key, to_timestamp($6), $7, $8 FROM unnest($4::text[], $5::text[]) AS k (kind, key)
+ON CONFLICT (school_id, key) DO NOTHING
 """
+_BLOCKED_BY_WHOM = "SELECT DISTINCT blocked_by_role FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2"
 _UNBLOCK = "DELETE FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2"
-_BLOCKED = "SELECT EXISTS (SELECT 1 FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2)"
-_BLOCKED_AT_SCHOOL = """
-SELECT b.client_id, c.client_name, extract(epoch FROM b.blocked_at)::bigint AS blocked_at
-FROM authz_school_blocks b LEFT JOIN authz_clients c ON c.client_id = b.client_id
-WHERE b.school_id = $1 ORDER BY b.blocked_at DESC
+# The check where a grant is made and where a token is issued: the primary key's index.
+BLOCKED = """
+SELECT client_id, client_name, kind, extract(epoch FROM blocked_at)::bigint AS blocked_at
+FROM authz_school_blocks WHERE school_id = $1 AND key = ANY($2::text[])
+ORDER BY blocked_at LIMIT 1
 """
+_BLOCKED_AT_SCHOOL = """
+SELECT DISTINCT ON (client_id) client_id, client_name, extract(epoch FROM blocked_at)::bigint AS blocked_at,
+       blocked_by_role
+FROM authz_school_blocks WHERE school_id = $1 ORDER BY client_id, blocked_at
+"""
+
+
+class BlockedAtSchool(Exception):
+    """An approval found its client blocked at the person's school: no grant was made."""
+
+
+class Block(msgspec.Struct, frozen=True, kw_only=True):
+    """The block that covers a client at a school: the app the school blocked (which may
+    be another registration of the same software) and by what."""
+
+    client_id: str
+    client_name: str | None
+    kind: str  # "client", "origin" or "name": what of the client it covered
+    blocked_at: int
+
+
+class Unrevoked(msgspec.Struct, frozen=True, kw_only=True):
+    grant_id: str
+    client_id: str
+    client_name: str | None
+    is_integration: bool
+    verified_origin: str | None
 
 
 class BlockedApp(msgspec.Struct, frozen=True, kw_only=True):
     client_id: str
     client_name: str | None
     blocked_at: int
+    blocked_by_role: str | None  # "owner": only an owner may lift it
 
 
 class PgSchoolAppStore:
@@ -70,21 +112,59 @@ class PgSchoolAppStore:
         rows = await self._pool.fetch(_LIVE_AT_SCHOOL, uuid.UUID(school_id))
         return [SchoolGrant(**dict(r)) for r in rows]
 
-    async def live_grant_ids(self, school_id: str, client_id: str, user_id: str | None = None) -> list[str]:
-        """The live grants of one app at the school (of one person there, when named)."""
+    async def live_grant_ids(self, school_id: str, client_id: str, user_id: str | None = None) -> list[tuple[str, str]]:
+        """The live grants of one app at the school (of one person there, when named),
+        each with its person's role."""
         person = uuid.UUID(user_id) if user_id else None
-        return [r["id"] for r in await self._pool.fetch(_LIVE_IDS, uuid.UUID(school_id), client_id, person)]
+        rows = await self._pool.fetch(_LIVE_IDS, uuid.UUID(school_id), client_id, person)
+        return [(r["id"], r["role"]) for r in rows]
 
-    async def block(self, school_id: str, client_id: str, *, by: str, now: int) -> bool:
-        """Block the app for the school; False when it already was."""
-        status = await self._pool.execute(_BLOCK, uuid.UUID(school_id), client_id, now, uuid.UUID(by))
-        return status.endswith(" 1")
+    async def block(
+        self,
+        school_id: str,
+        client_id: str,
+        *,
+        client_name: str | None,
+        keys: list[tuple[str, str]],
+        by: str,
+        by_role: str,
+        now: int,
+    ) -> list[Unrevoked]:
+        """Block the app for the school under `keys` (kind, key), then read every grant
+        of the school not revoked (the caller ends those the block covers). The block is
+        committed, under the school's lock, before the grants are read: an approval that
+        raced it either is among them or saw the block."""
+        school = uuid.UUID(school_id)
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute(BLOCK_LOCK.format(mode=""), school)
+                await conn.execute(
+                    _BLOCK,
+                    school,
+                    client_id,
+                    client_name,
+                    [kind for kind, _ in keys],
+                    [key for _, key in keys],
+                    now,
+                    uuid.UUID(by),
+                    by_role,
+                )
+            rows = await conn.fetch(_UNREVOKED_AT_SCHOOL, school)
+        return [Unrevoked(**dict(r)) for r in rows]
+
+    async def blocked_by(self, school_id: str, client_id: str) -> set[str]:
+        """The roles of those who blocked the app (empty: it is not blocked)."""
+        rows = await self._pool.fetch(_BLOCKED_BY_WHOM, uuid.UUID(school_id), client_id)
+        return {r["blocked_by_role"] or "" for r in rows}
 
     async def unblock(self, school_id: str, client_id: str) -> bool:
-        return (await self._pool.execute(_UNBLOCK, uuid.UUID(school_id), client_id)).endswith(" 1")
+        return not (await self._pool.execute(_UNBLOCK, uuid.UUID(school_id), client_id)).endswith(" 0")
 
-    async def blocked(self, school_id: str, client_id: str) -> bool:
-        return bool(await self._pool.fetchval(_BLOCKED, uuid.UUID(school_id), client_id))
+    async def blocked(self, school_id: str, keys: list[str]) -> Block | None:
+        """The block that covers a client with these keys (`school_blocks.lookup_keys`) at the school."""
+        row = await self._pool.fetchrow(BLOCKED, uuid.UUID(school_id), keys)
+        return Block(**dict(row)) if row else None
 
     async def blocked_apps(self, school_id: str) -> list[BlockedApp]:
-        return [BlockedApp(**dict(r)) for r in await self._pool.fetch(_BLOCKED_AT_SCHOOL, uuid.UUID(school_id))]
+        rows = await self._pool.fetch(_BLOCKED_AT_SCHOOL, uuid.UUID(school_id))
+        return sorted((BlockedApp(**dict(r)) for r in rows), key=lambda b: -b.blocked_at)

@@ -180,7 +180,7 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], pa
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
     kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
-    location = await decide(
+    decided = await decide(
         pages,
         uid,
         approve=decision == "approve",
@@ -190,10 +190,10 @@ async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], pa
         agent=client_agent(request),
     )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
-        await hand_off(pages, interaction, location, approved=decision == "approve", name=name)
+        await hand_off(pages, interaction, decided.location, outcome=decided.outcome, name=name)
         return see_other(f"/oauth/interaction/{uid}/done")
     expired = binding_cookie(pages.settings, uid, "", 0)
-    return see_other(location, cookies=[expired])
+    return see_other(decided.location, cookies=[expired])
 
 
 async def _kept_scopes(

@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from litestar import Response, get
 from litestar.datastructures import Cookie
 
-from courseschool.common.errors import ForbiddenError, PlatformError, TooManyRequestsError
+from courseschool.common.errors import ForbiddenError, NotFoundError, PlatformError, TooManyRequestsError
 
 
 def utc_text(epoch: int) -> str:
@@ -111,6 +111,8 @@ def _in_words(err: PlatformError) -> tuple[str, str]:
         )
     if isinstance(err, ForbiddenError):
         return "This form can't be used", err.advice or "Go back, reload the page and try again."
+    if isinstance(err, NotFoundError) and err.advice:
+        return "Not found", err.advice
     return "This sign-in can't continue", err.advice or (
         "Go back to the app and start again. If it keeps happening, the app's developer needs to fix it: "
         "the details below say what is wrong."

@@ -56,6 +56,7 @@ async def school_apps_page(
             for app in apps
         ],
         blocked=blocked,
+        owner=user.role == "owner",  # an owner's decisions are an owner's to change
         csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=done if done in DONE else None,
     )

@@ -28,6 +28,7 @@ from .. import pkce
 from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import AuthorizationCode, Client, EndedGrant, Grant, TokenResponse, User
+from ..school_blocks import refuse_if_blocked
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -52,6 +53,7 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext, jkt:
     grant, user = code.grant, code.user
     resource = resource_within_grant(form.resource, grant.resource)
     _check_still_valid(grant, user)
+    await refuse_if_blocked(grant, client, ctx)
     scope = capped_scope(grant.scope, user=user, client=client)
     refresh_token = new_token() if "refresh_token" in client.grant_types else None
     binding = refresh_binding(client, jkt) if refresh_token is not None else None

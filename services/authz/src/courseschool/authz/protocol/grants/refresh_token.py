@@ -26,6 +26,7 @@ from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import Client, RefreshToken, TokenResponse, User
 from ..ports import Rotation
+from ..school_blocks import refuse_if_blocked
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -48,6 +49,7 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str |
     resource = resource_within_grant(form.resource, token.resource)
     user = _active_user(token)
     scope = capped_scope(scope, user=user, client=client)
+    await refuse_if_blocked(token.grant, client, ctx)
     if token.consumed_at is not None:
         return await _replay_or_revoke(value, token, now, ctx)
     await _bind_to_proof_key(token, client, jkt, ctx)
