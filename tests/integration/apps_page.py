@@ -43,10 +43,12 @@ async def approve(flow: Flow, user: dict[str, str], reg: dict[str, Any] | None =
 
 
 async def page(flow: Flow) -> tuple[httpx.Response, str]:
-    """The page (200) and its forms' CSRF token."""
+    """The page (200) and its forms' CSRF token (the forms are on its confirmation pages:
+    the token is the session's, the same on each; "" when signed out)."""
     response = await flow.client.get("/oauth/apps")
     assert response.status_code == 200, response.text
-    match = CSRF.search(response.text)
+    confirm = await flow.client.get("/oauth/apps/remove-all")
+    match = CSRF.search(confirm.text) if confirm.status_code == 200 else None
     return response, match.group(1) if match else ""
 
 

@@ -10,7 +10,7 @@ import re
 from courseschool.common.revocation import grant_key
 
 from .apps_page import CSRF, approve, browser, live, page, remove, rows, text
-from .flow import Flow, Lifecycle, pkce_pair, query_of
+from .flow import Flow, Lifecycle, csrf_of, pkce_pair, query_of
 
 
 async def test_remove_access_ends_that_grant_at_once_and_no_other(flow: Flow) -> None:
@@ -107,8 +107,12 @@ async def test_remove_all_ends_every_grant_of_the_person_and_only_theirs(flow: F
     ]
     async with browser(flow) as someone_else:
         theirs = await approve(someone_else, await flow.user())
-    _, csrf = await page(flow)
-    done = await flow.client.post("/oauth/apps/remove-all", data={"csrf": csrf})
+    listed, _ = await page(flow)
+    assert 'href="/oauth/apps/remove-all"' in listed.text and 'action="/oauth/apps/remove-all"' not in listed.text
+    confirm = await flow.client.get("/oauth/apps/remove-all")  # "Remove all" confirms first, as every removal does
+    assert confirm.status_code == 200 and "Remove every app?" in confirm.text and "Partner CRM" in confirm.text
+    assert all([await live(flow, app["grant_id"]) for app in apps])  # nothing ended yet
+    done = await flow.client.post("/oauth/apps/remove-all", data={"csrf": csrf_of(confirm.text)})
     assert done.status_code == 303 and done.headers["location"] == "/oauth/apps?done=removed-all"
     after = (await flow.client.get(done.headers["location"])).text
     assert rows(after) == {} and "Access removed from every app." in text(after)

@@ -17,7 +17,7 @@ from ..families import AccountPages
 from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
-from ..storage.connected_apps import HeldGrant
+from ..storage.connected_apps import EndedBySchool, HeldGrant
 
 REASON = "revoked_by_user"
 NOT_YOURS = "There is no such access to remove: it may have been removed already."
@@ -89,6 +89,16 @@ async def connected_apps(c: AccountPages, user: User) -> list[ConnectedApp]:
         access_token_ttl=s.access_token_ttl,
     )
     return by_app(held)
+
+
+async def ended_by_school(c: AccountPages, user: User, apps: list[ConnectedApp]) -> list[EndedBySchool]:
+    """The apps whose access the person's school ended or blocked (within the retention
+    of revoked grants), but for those the person holds again."""
+    held = {app.client_id for app in apps}
+    ended = await c.connected_apps.ended_by_school(
+        user.id, now=c.clock.now(), retention=c.settings.revoked_grant_retention
+    )
+    return [e for e in ended if e.client_id not in held]
 
 
 async def live_sign_in(c: AccountPages, user: User, grant_id: str) -> ConnectedApp:

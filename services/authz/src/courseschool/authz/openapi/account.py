@@ -206,12 +206,26 @@ def _apps() -> dict[str, Any]:
             }
         },
         "/oauth/apps/remove-all": {
+            "get": {
+                **_COMMON,
+                "operationId": "confirm_remove_all_connected_apps",
+                "summary": "Confirm removing every app's access",
+                "description": 'The confirmation page of "Remove all": it names every app it would end and '
+                "carries the form that does. Nothing ends until that form is posted. Needs the sign-in session "
+                "cookie.",
+                "responses": {
+                    "200": _page("The confirmation (or that no app has access)", "Remove every app?"),
+                    "303": to_signin,
+                    **_GATEWAY,
+                    **unexpected_response(),
+                },
+            },
             "post": {
                 **_COMMON,
                 "operationId": "remove_all_connected_apps",
                 "summary": "Remove every app's access",
                 "description": "Revokes every grant the signed-in person holds, as removing each would.",
-                "requestBody": _form("The page's remove-all form", removal, ["csrf"]),
+                "requestBody": _form("The confirmation page's remove-all form", removal, ["csrf"]),
                 "responses": {
                     "303": _see_other(
                         "Removed (back to the list), or not signed in (to sign in)", "/oauth/apps?done=removed-all"
@@ -220,7 +234,7 @@ def _apps() -> dict[str, Any]:
                     **error_responses(503),
                     **unexpected_response(),
                 },
-            }
+            },
         },
     }
 

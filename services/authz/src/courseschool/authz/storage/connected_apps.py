@@ -40,6 +40,25 @@ SELECT id::text FROM authz_grants WHERE user_id = $1 AND client_id = $2 AND revo
 """
 
 
+# The apps whose access the person's school ended or blocked ($2 - $3: the retention of
+# revoked grants), the last ending of each.
+_ENDED_BY_SCHOOL = """
+SELECT DISTINCT ON (g.client_id) g.client_id, c.client_name, g.revoke_reason AS reason,
+       extract(epoch FROM g.revoked_at)::bigint AS ended_at
+FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
+WHERE g.user_id = $1 AND g.revoke_reason IN ('revoked_by_school', 'school_blocked')
+  AND g.revoked_at > to_timestamp($2::bigint - $3::bigint)
+ORDER BY g.client_id, g.revoked_at DESC
+"""
+
+
+class EndedBySchool(msgspec.Struct, frozen=True, kw_only=True):
+    client_id: str
+    client_name: str | None
+    reason: str  # "revoked_by_school" (access ended) or "school_blocked" (the app blocked)
+    ended_at: int
+
+
 class HeldGrant(msgspec.Struct, frozen=True, kw_only=True):
     """A grant its user holds, with what the connected-apps page says about its client."""
 
@@ -68,6 +87,10 @@ class PgConnectedAppStore:
             _HELD_BY, uuid.UUID(user_id), now, refresh_idle_ttl, refresh_absolute_ttl, access_token_ttl
         )
         return [HeldGrant(**dict(r)) for r in rows]
+
+    async def ended_by_school(self, user_id: str, *, now: int, retention: int) -> list[EndedBySchool]:
+        rows = await self._pool.fetch(_ENDED_BY_SCHOOL, uuid.UUID(user_id), now, retention)
+        return sorted((EndedBySchool(**dict(r)) for r in rows), key=lambda e: -e.ended_at)
 
     async def one_of_user(self, grant_id: str, user_id: str) -> tuple[HeldGrant, bool] | None:
         """One of the user's grants, and whether it has ended; None for anything else

@@ -1,7 +1,7 @@
 """GET /oauth/apps: the signed-in person's connected apps, each with its sign-ins.
 Ending one sign-in and removing an app everywhere each go through a confirmation page
-(GET /oauth/apps/{grant_id}/end, /oauth/apps/{grant_id}/remove-app) whose form posts to
-/oauth/apps/{grant_id}/remove or /remove-app; /oauth/apps/remove-all ends every app.
+(GET /oauth/apps/{grant_id}/end, /oauth/apps/{grant_id}/remove-app, /oauth/apps/remove-all) whose form posts to
+/oauth/apps/{grant_id}/remove, /remove-app or /oauth/apps/remove-all (every app).
 Each form is bound to the session by its CSRF token, 303 back to the list with a notice
 naming what ended. Not signed in: to the sign-in page, and back here afterwards."""
 
@@ -23,6 +23,7 @@ from ..endpoints.connected_apps import (
     connected_apps,
     end_sign_in,
     ended,
+    ended_by_school,
     live_sign_in,
     remove_all,
     remove_app,
@@ -103,6 +104,7 @@ async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, v
         "apps.html",
         email=user.email,
         cards=[_card(app) for app in apps],
+        by_school=[(e, moment(e.ended_at)) for e in await ended_by_school(account, user, apps)],
         activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
         notices=await notices_for(account, user.id, session_id),
         csrf=page_forms.form_token(account, PURPOSE, session_id),
@@ -115,6 +117,14 @@ async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, v
 def _confirmation(account: AccountPages, viewer: Viewer, action: str, grant_id: str, card: AppCard) -> Response[Any]:
     csrf = page_forms.form_token(account, PURPOSE, viewer.session_id)
     return render("apps_confirm.html", action=action, card=card, grant_id=grant_id, csrf=csrf, scripts=True)
+
+
+@get("/remove-all", opt=PAGE)
+async def confirm_remove_all(account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+    """ "Remove all" confirms first, as every other removal does: the apps it ends, named."""
+    cards = [_card(app) for app in await connected_apps(account, viewer.user)]
+    csrf = page_forms.form_token(account, PURPOSE, viewer.session_id)
+    return render("apps_confirm.html", action="remove-all", cards=cards, csrf=csrf, scripts=True)
 
 
 @get("/{grant_id:str}/end", opt=PAGE)
@@ -166,6 +176,7 @@ ROUTER = Router(
     PATH,
     route_handlers=[
         apps_page,
+        confirm_remove_all,
         confirm_end,
         confirm_remove_app,
         end_sign_in_submit,
