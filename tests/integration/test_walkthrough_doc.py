@@ -132,3 +132,8 @@ def test_the_limits_it_states_are_the_servers_defaults(doc: str) -> None:
     assert f"{authorize.limit} authorization requests a" in doc and authorize.window == 60
     login = defaults.rate("rate_login_per_ip")
     assert f"{login.limit} sign-in\nattempts in {login.window // 60} minutes" in doc
+
+
+def test_it_names_both_secret_methods_where_it_introduces_clients(doc: str) -> None:
+    clients = next(line for line in doc.split("\n- ") if line.startswith("Clients:"))
+    assert "client_secret_post" in clients and "client_secret_basic" in clients
