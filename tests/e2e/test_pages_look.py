@@ -805,6 +805,9 @@ async def test_sign_in_and_connected_apps_pages(
     await expect(page.get_by_role("status")).to_contain_text(f"Removed {CLIENT_NAME} everywhere")
     await expect(page.locator("li.app")).to_have_count(2)
     await look(page, "apps-removed", width, lowest)
+    await page.get_by_role("link", name="Remove all").click()  # confirms first, naming each app
+    await expect(page.get_by_role("heading", name="Remove every app?")).to_be_visible()
+    await look(page, "apps-remove-all", width, lowest)
 
 
 # -- oversight: what an app did, the school's apps, a block, a notice ------------------------------
@@ -846,7 +849,9 @@ async def test_oversight_pages(
     lecturer, lecturer_password = create_person(database_url, redis_url, kek, name="Lee Lecturer", role="lecturer")
     async with httpx.AsyncClient(timeout=15.0) as http:
         meta = await discover(http, platform.base_url)
-        app = await register(http, meta, callback_server.url, client_name="Roster Agent")
+        # A name of its own per width: the school's block covers every registration of a name.
+        roster_name = f"Roster Agent {width}"
+        app = await register(http, meta, callback_server.url, client_name=roster_name)
     page = await ctx.new_page()
     await page.goto(f"{platform.base_url}/oauth/apps")
     await _sign_in(page, owner, owner_password)
@@ -877,7 +882,7 @@ async def test_oversight_pages(
         await elsewhere.goto(f"{platform.base_url}/oauth/apps")
         await _sign_in(elsewhere, owner, owner_password)
         await expect(elsewhere.get_by_role("heading", name="A new app was connected to your account")).to_be_visible()
-        await expect(elsewhere.locator(".notice.connected")).to_contain_text("Roster Agent")
+        await expect(elsewhere.locator(".notice.connected")).to_contain_text(roster_name)
         await look(elsewhere, "apps-notice", width, lowest)
         await elsewhere.reload()
         await expect(elsewhere.locator(".notice.connected")).to_have_count(0)
@@ -885,16 +890,19 @@ async def test_oversight_pages(
         await other.close()
 
     await page.goto(f"{platform.base_url}/oauth/school/apps")
-    roster = page.locator("li.app").filter(has=page.get_by_role("heading", name="Roster Agent", exact=True))
+    roster = page.locator("li.app").filter(has=page.get_by_role("heading", name=roster_name, exact=True))
     await expect(roster.get_by_text(owner)).to_be_visible()
     await expect(roster.get_by_text("read courses 3 times")).to_be_visible()
     await look(page, "school-apps", width, lowest)
     await roster.get_by_role("link", name="Block for the school").click()
-    await expect(page.get_by_role("heading", name="Block Roster Agent for Demo Course School?")).to_be_visible()
+    await expect(page.get_by_role("heading", name=f"Block {roster_name} for Demo Course School?")).to_be_visible()
     await look(page, "school-apps-confirm-block", width, lowest)
     await page.get_by_role("button", name="Block for the school").click()
     await expect(page.get_by_role("status")).to_contain_text("The app is blocked")
     await look(page, "school-apps-blocked", width, lowest)
+    await page.goto(f"{platform.base_url}/oauth/apps")  # the owner's own sign-in ended with the block
+    await expect(page.get_by_role("heading", name="Ended by your school")).to_be_visible()
+    await look(page, "apps-ended-by-school", width, lowest)
     async with httpx.AsyncClient(timeout=15.0) as http:
         for _ in range(50):  # the revocation fan-out reaches the resource API
             if (await http.get(f"{api}/courses", headers=bearer)).status_code == 401:
@@ -911,6 +919,8 @@ async def test_oversight_pages(
         await lecture.goto(f"{platform.base_url}/oauth/signin?next=/oauth/school/apps")
         await _sign_in(lecture, lecturer, lecturer_password)
         assert (await lecture.goto(f"{platform.base_url}/oauth/school/apps")).status == 404
+        await expect(lecture.get_by_role("alert")).to_contain_text("for your school's owners and admins")
+        await look(lecture, "school-apps-not-for-you", width, lowest)
         request = authorization_request(meta, app, callback_server.url, scope="openid courses:read")
         await lecture.goto(request["url"])
         await expect(lecture.get_by_role("alert")).to_contain_text("has blocked this app")
