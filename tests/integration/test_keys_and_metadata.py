@@ -52,7 +52,7 @@ async def test_health_and_readiness(flow: Flow) -> None:
     assert (await flow.client.get("/healthz")).json() == {"status": "ok"}
     ready = await flow.client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["checks"] == {"postgres": "ok", "redis": "ok"}
+    assert ready.json()["checks"] == {"postgres": "ok", "redis": "ok", "schema": "ok"}
 
 
 async def test_unknown_path_answers_json_404(flow: Flow) -> None:

@@ -3,6 +3,10 @@
 Each service owns a folder of migrations named `NNNN_name.sql`. `migrate` applies the
 ones not yet recorded in `schema_migrations`, each in its own transaction, under a
 Postgres advisory lock so that several replicas (or a Job and a pod) never race.
+Each transaction waits at most MIGRATION_LOCK_TIMEOUT for a table's lock: a migration
+queued behind a long transaction would otherwise hold up every query of the serving
+release behind its own request for the lock; it fails instead, and the step is run again.
+`schema.py` compares what the code knows with what the database has applied.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,11 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 )
 """
 _APPLIED = "SELECT version FROM schema_migrations WHERE service = $1"
+MIGRATION_LOCK_TIMEOUT = "10s"
+
+# A service's migrations: its folder, or folders whose files follow one another (a test
+# appends a folder of its own to play the next release).
+Folders = Path | Sequence[Path]
 _RECORD = "INSERT INTO schema_migrations (service, version, name) VALUES ($1, $2, $3)"
 
 
@@ -194,20 +203,24 @@ async def _reset_connection(conn: asyncpg.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-def migration_files(directory: Path) -> list[tuple[int, str, Path]]:
+def migration_files(folders: Folders) -> list[tuple[int, str, Path]]:
+    """(version, name, path) of every migration, in the order they apply."""
     found = []
-    for path in sorted(directory.glob("*.sql")):
-        m = _NAME.match(path.name)
-        if not m:
-            raise ValueError(f"migration file name must be NNNN_name.sql: {path.name}")
-        found.append((int(m.group(1)), m.group(2), path))
+    for directory in [folders] if isinstance(folders, Path) else folders:
+        for path in sorted(directory.glob("*.sql")):
+            m = _NAME.match(path.name)
+            if not m:
+                raise ValueError(f"migration file name must be NNNN_name.sql: {path.name}")
+            found.append((int(m.group(1)), m.group(2), path))
     versions = [v for v, _, _ in found]
     if len(versions) != len(set(versions)):
-        raise ValueError(f"duplicate migration version in {directory}")
+        raise ValueError(f"duplicate migration version in {folders}")
+    if versions != sorted(versions):
+        raise ValueError(f"migrations out of order across {folders}")
     return found
 
 
-async def migrate(conn: asyncpg.Connection, service: str, directory: Path) -> list[str]:
+async def migrate(conn: asyncpg.Connection, service: str, directory: Folders) -> list[str]:
     """Apply pending migrations of `service`; return the names applied."""
     applied_now: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
@@ -218,6 +231,7 @@ async def migrate(conn: asyncpg.Connection, service: str, directory: Path) -> li
             if version in done:
                 continue
             async with conn.transaction():
+                await conn.execute(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")
                 await conn.execute(path.read_text())
                 await conn.execute(_RECORD, service, version, name)
             log.info("migration_applied", service=service, version=version, name=name)
@@ -227,7 +241,7 @@ async def migrate(conn: asyncpg.Connection, service: str, directory: Path) -> li
     return applied_now
 
 
-async def migrate_dsn(dsn: str, service: str, directory: Path) -> list[str]:
+async def migrate_dsn(dsn: str, service: str, directory: Folders) -> list[str]:
     conn = await asyncpg.connect(dsn)
     try:
         require("PostgreSQL", postgres_version(conn), POSTGRES_OLDEST)  # before any migration runs

@@ -13,8 +13,9 @@ from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.cors import ANY_ORIGIN, CLIENT_ORIGINS, ClientOrigins, CorsRules
-from courseschool.common.db import backing_services
+from courseschool.common.db import Folders, backing_services
 from courseschool.common.outbound import default_tls
+from courseschool.common.schema import SchemaCheck
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
@@ -103,11 +104,14 @@ def create_app(
     clock: Clock | None = None,
     resource: httpx.AsyncClient | None = None,
     document_web: DocumentWeb = PUBLIC_WEB,
+    migrations: Folders = MIGRATIONS,
 ) -> Litestar:
     """`resource` reaches the resource API's internal endpoints; by default over HTTP at
     RESOURCE_INTERNAL_URL, in the all-in-one process straight to its app. Client ID
     Metadata Documents are fetched from `document_web`: the public web, unless a test
-    points it at a site of its own."""
+    points it at a site of its own. `migrations`: the ones this code needs applied before
+    it is ready (common/schema.py); a test adds its own to play the next release."""
+    schema = SchemaCheck("authz", migrations)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -124,6 +128,7 @@ def create_app(
             )
         )
         async with backing_services(settings, "authz") as (pool, redis), reaching as to_resource:
+            await schema.at_start(pool)
             components = Components.build(
                 settings, pool, redis, clock or SystemClock(), resource=to_resource, document_web=document_web
             )
@@ -140,10 +145,13 @@ def create_app(
     async def check_redis() -> None:
         await app.state.authz.redis.ping()
 
+    async def check_schema() -> object:
+        return await schema(app.state.authz.pool)
+
     app = service_app(
         "authz",
         route_handlers=[*ROUTES, internal_router(settings)],
-        ready_checks={"postgres": check_postgres, "redis": check_redis},
+        ready_checks={"postgres": check_postgres, "redis": check_redis, "schema": check_schema},
         dependencies=FAMILIES,
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,

@@ -13,8 +13,9 @@ from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
 from courseschool.common.cors import CLIENT_ORIGINS, ClientOrigins, CorsRules
-from courseschool.common.db import backing_services
+from courseschool.common.db import Folders, backing_services
 from courseschool.common.outbound import default_tls
+from courseschool.common.schema import SchemaCheck
 from courseschool.common.web import forward_request_id, service_app
 
 from .components import Components
@@ -38,15 +39,22 @@ CORS = CorsRules(prefixes={"/api/v1/": CLIENT_ORIGINS}, registered=lambda scope:
 
 
 def create_app(
-    settings: ResourceSettings, *, authz: httpx.AsyncClient | None = None, clock: Clock | None = None
+    settings: ResourceSettings,
+    *,
+    authz: httpx.AsyncClient | None = None,
+    clock: Clock | None = None,
+    migrations: Folders = MIGRATIONS,
 ) -> Litestar:
     """`authz` reaches the authorization server (JWKS, introspection, schools); by
-    default over HTTP at AUTHZ_INTERNAL_URL, in the all-in-one process straight to its app."""
+    default over HTTP at AUTHZ_INTERNAL_URL, in the all-in-one process straight to its app.
+    `migrations`: the ones this code needs applied before it is ready (common/schema.py)."""
     now: Clock = clock or SystemClock()
+    schema = SchemaCheck("resource_api", migrations)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with backing_services(settings, "resource_api") as (pool, redis):
+            await schema.at_start(pool)
             http = authz or httpx.AsyncClient(
                 base_url=settings.authz_internal_url,
                 event_hooks={"request": [forward_request_id]},
@@ -68,10 +76,13 @@ def create_app(
     async def check_redis() -> None:
         await app.state.resource_api.redis.ping()
 
+    async def check_schema() -> object:
+        return await schema(app.state.resource_api.pool)
+
     app = service_app(
         "resource_api",
         route_handlers=[*all_routes(), internal_router(settings, now)],
-        ready_checks={"postgres": check_postgres, "redis": check_redis},
+        ready_checks={"postgres": check_postgres, "redis": check_redis, "schema": check_schema},
         dependencies=dependencies(now),
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,
