@@ -40,12 +40,17 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) tests/unit tests/integration $(PYTEST_ARGS)
 
-# Lint, format and types: ruff over every Python file, mypy over the product code.
+# Lint, format and types: ruff over every Python file, mypy over the product code, and
+# squawk over the SQL migrations (.squawk.toml: a release's migrations must not break
+# the release before it, which serves beside it during a rolling upgrade).
 CHECKED := libs/common/src libs/client/src services/authz/src services/resource-api/src services/discovery/src platform/src
+MIGRATION_FILES := $(wildcard services/*/src/courseschool/*/migrations/*.sql)
 check: $(STAMP)
 	$(BIN)/ruff check libs services platform tests bench tools
 	$(BIN)/ruff format --check libs services platform tests bench tools
 	$(BIN)/mypy $(CHECKED)
+	@echo "squawk: every migration (.squawk.toml)"
+	@$(BIN)/squawk --config .squawk.toml $(MIGRATION_FILES)
 
 unit: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
