@@ -1,6 +1,6 @@
 """The deployment artefacts under deploy/ as the tests use them: the service table, the
 tools they run (nginx, hadolint, ...), the nginx gateway of deploy/nginx/nginx.conf run
-live on loopback, and the migration step of compose/the Job.
+live on loopback, and the migration step of compose/the k8s init step.
 
 Shared by tests/deploy (the artefacts checked with the real tools, in front of stub
 upstreams) and tests/support/split.py (the three real services behind the real gateway)."""
@@ -139,7 +139,7 @@ MIGRATION_COMMAND = ["python", "-m", "courseschool.platform", "migrate"]
 
 
 def compose_migration_command() -> list[str]:
-    """The migration step of deploy/compose.yaml (the k8s Job runs the same command; a
+    """The migration step of deploy/compose.yaml (the k8s init step runs the same command; a
     deploy test checks both), with this interpreter for `python`."""
     import yaml
 

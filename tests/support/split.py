@@ -9,7 +9,7 @@ What an operator does, in the order compose does it (deploy/compose.yaml, deploy
 
 1. `python -m courseschool.authz migrate` and `python -m courseschool.resource_api migrate`;
 2. the deployment's migration step (`python -m courseschool.platform migrate`, as compose
-   and the k8s Job run it), which finds both up to date and registers the resource API's
+   and the k8s pods' init step run it), which finds both up to date and registers the resource API's
    introspection client (RS_CLIENT_ID / RS_CLIENT_SECRET);
 3. `python -m courseschool.<service> serve --host 127.0.0.1 --port N` for authz, the
    resource API and discovery, each with the environment compose gives it (read from
