@@ -23,8 +23,8 @@ from typing import Any
 import asyncpg
 
 from .db import Folders, migration_files
+from .health import NotReady
 from .logging import get_logger
-from .web import NotReady
 
 log = get_logger(__name__)
 

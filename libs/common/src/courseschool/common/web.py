@@ -33,6 +33,7 @@ from .cors import CorsMiddleware, CorsRules, Headers, answer_headers
 from .dpop import ProofTarget
 from .errors import NotFoundError
 from .forwarded import ProxyHeadersMiddleware
+from .health import ReadyCheck, health_handlers
 from .http import Held
 from .logging import request_line
 from .metrics import exposition, record_request
@@ -166,50 +167,6 @@ async def forward_request_id(request: Any) -> None:
     request_id = current_request_id()
     if request_id and REQUEST_ID_HEADER not in request.headers:
         request.headers[REQUEST_ID_HEADER] = request_id
-
-
-ReadyCheck = Callable[[], Awaitable[object]]
-
-
-class NotReady(Exception):
-    """A ready check's own answer: `reason` is its entry under `checks`, `details` (JSON)
-    goes into the body under the check's name. Any other exception reads as the
-    dependency being unavailable."""
-
-    def __init__(self, reason: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.details = dict(details or {})
-
-
-def health_handlers(checks: dict[str, ReadyCheck]) -> list[Any]:
-    """`/healthz`: the process is alive. `/readyz`: every check passes. A check that
-    returns a mapping has it put into the body under its name (the schema versions)."""
-
-    @get("/healthz", include_in_schema=False)
-    async def healthz() -> Response[bytes]:
-        return Response(b'{"status":"ok"}', media_type="application/json", headers=NO_STORE)
-
-    @get("/readyz", include_in_schema=False)
-    async def readyz() -> Response[bytes]:
-        results: dict[str, str] = {}
-        details: dict[str, Any] = {}
-        for name, check in checks.items():
-            try:
-                found = await check()
-                results[name] = "ok"
-                if isinstance(found, Mapping):
-                    details[name] = dict(found)
-            except NotReady as exc:
-                results[name] = exc.reason
-                details[name] = exc.details
-            except Exception as exc:  # noqa: BLE001 - any failure means not ready
-                results[name] = f"unavailable: {type(exc).__name__}"
-        ready = all(v == "ok" for v in results.values())
-        body = msgspec.json.encode({"status": "ok" if ready else "unavailable", "checks": results, **details})
-        return Response(body, status_code=200 if ready else 503, media_type="application/json", headers=NO_STORE)
-
-    return [healthz, readyz]
 
 
 @get("/metrics", include_in_schema=False, sync_to_thread=False)
