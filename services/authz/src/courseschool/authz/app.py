@@ -145,13 +145,10 @@ def create_app(
     async def check_redis() -> None:
         await app.state.authz.redis.ping()
 
-    async def check_schema() -> object:
-        return await schema(app.state.authz.pool)
-
     app = service_app(
         "authz",
         route_handlers=[*ROUTES, internal_router(settings)],
-        ready_checks={"postgres": check_postgres, "redis": check_redis, "schema": check_schema},
+        ready_checks={"postgres": check_postgres, "redis": check_redis, "schema": lambda: schema(app.state.authz.pool)},
         dependencies=FAMILIES,
         lifespan=[lifespan],
         request_max_body_size=MAX_BODY,

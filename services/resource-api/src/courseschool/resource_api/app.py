@@ -76,13 +76,14 @@ def create_app(
     async def check_redis() -> None:
         await app.state.resource_api.redis.ping()
 
-    async def check_schema() -> object:
-        return await schema(app.state.resource_api.pool)
-
     app = service_app(
         "resource_api",
         route_handlers=[*all_routes(), internal_router(settings, now)],
-        ready_checks={"postgres": check_postgres, "redis": check_redis, "schema": check_schema},
+        ready_checks={
+            "postgres": check_postgres,
+            "redis": check_redis,
+            "schema": lambda: schema(app.state.resource_api.pool),
+        },
         dependencies=dependencies(now),
         lifespan=[lifespan],
         request_max_body_size=settings.upload_max_bytes + 64 * 1024,
