@@ -137,7 +137,10 @@ def test_scrape_config_passes_promtool(tmp_path: Path) -> None:
     (relabelling, authorization, rule files) is checked by promtool."""
     config = yaml.safe_load((PROMETHEUS / "prometheus.yaml").read_text())
     (job,) = config["scrape_configs"]
-    assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["courseschool"]}}]
+    # The overlays' namespaces (tests/deploy/test_network_policies.py checks they are these).
+    assert job["kubernetes_sd_configs"] == [
+        {"role": "pod", "namespaces": {"names": ["courseschool", "courseschool-dev"]}}
+    ]
     assert {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "target_label": "service"} in job[
         "relabel_configs"
     ]
