@@ -9,16 +9,8 @@ import asyncio
 import pytest
 from litestar.datastructures import State
 
-from courseschool.common.cors import (
-    ANY_ORIGIN,
-    CLIENT_ORIGINS,
-    ClientOrigins,
-    CorsRules,
-    answer_headers,
-    is_loopback_origin,
-    origin_of,
-    preflight_headers,
-)
+from courseschool.common.cors import ANY_ORIGIN, CLIENT_ORIGINS, CorsRules, answer_headers, preflight_headers
+from courseschool.common.origins import ClientOrigins, is_loopback_origin, origin_of
 from courseschool.common.web import HeldDocuments
 
 

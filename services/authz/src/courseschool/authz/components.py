@@ -17,9 +17,9 @@ import redis.asyncio as aioredis
 
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.clock import Clock
-from courseschool.common.cors import ClientOrigins
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
+from courseschool.common.origins import ClientOrigins
 from courseschool.common.row_cache import RowCache
 
 from .activity import ActivityReader
@@ -32,7 +32,7 @@ from .maintenance import Maintenance
 from .passwords import PasswordWork
 from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
-from .settings import AuthzSettings
+from .settings import AuthzSettings, resources
 from .shared import Shared, required
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
@@ -249,7 +249,7 @@ class _Served:
 
     def sign_in_pages(self) -> SignInPages:
         s = self.s
-        default_resource, known_resources = s.settings.resources
+        default_resource, known_resources = resources(s.settings)
         return SignInPages(
             settings=s.settings,
             clock=s.clock,

@@ -199,9 +199,9 @@ class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
     def cookie_secure(self) -> bool:
         return self.base_url.startswith("https://")
 
-    @property
-    def resources(self) -> tuple[str, frozenset[str]]:
-        """The default resource (the API at BASE_URL) and every resource tokens may be for."""
-        default = canonical_resource(self.base_url) or self.base_url
-        extra = {canonical_resource(r) for r in self.extra_resources.split()}
-        return default, frozenset({default, *(r for r in extra if r)})
+
+def resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:
+    """The default resource (the API at BASE_URL) and every resource tokens may be for."""
+    default = canonical_resource(settings.base_url) or settings.base_url
+    extra = {canonical_resource(r) for r in settings.extra_resources.split()}
+    return default, frozenset({default, *(r for r in extra if r)})

@@ -12,8 +12,9 @@ import httpx
 from litestar import Litestar
 
 from courseschool.common.clock import Clock, SystemClock
-from courseschool.common.cors import CLIENT_ORIGINS, ClientOrigins, CorsRules
+from courseschool.common.cors import CLIENT_ORIGINS, CorsRules
 from courseschool.common.db import Folders, backing_services
+from courseschool.common.origins import ClientOrigins
 from courseschool.common.outbound import default_tls
 from courseschool.common.schema import SchemaCheck
 from courseschool.common.web import forward_request_id, service_app

@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import msgspec
 
-from courseschool.common.cors import CLIENT_ORIGINS_PATH, ClientOriginList, ClientOrigins
+from courseschool.common.origins import CLIENT_ORIGINS_PATH, ClientOriginList, ClientOrigins
 
 
 def client_origins(authz: httpx.AsyncClient, internal_token: str | None) -> ClientOrigins:

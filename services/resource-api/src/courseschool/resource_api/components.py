@@ -13,10 +13,10 @@ import httpx
 import redis.asyncio as aioredis
 
 from courseschool.common.clock import Clock
-from courseschool.common.cors import ClientOrigins
 from courseschool.common.dpop import DpopChecker
 from courseschool.common.dpop_store import DPOP_KEYS, RedisDpopStore
 from courseschool.common.metrics import REVOCATION_FEED
+from courseschool.common.origins import ClientOrigins
 from courseschool.common.resource import canonical_resource
 
 from .activity import ActivityJob, ReadBuffer, ReadCounter

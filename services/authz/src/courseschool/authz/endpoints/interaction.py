@@ -246,34 +246,16 @@ async def decide(
             "Go back to the app and start again.",
         )
     issuer = c.settings.issuer
-    block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
-    if block is not None:  # the school's decision, not the person's: said so to both and in the record
-        audit(
-            "consent_blocked",
-            actor="user",
-            subject=user.id,
-            client_id=client.client_id,
-            blocked_client_id=block.client_id,
-            covered_by=block.kind,
-            ip=ip,
-        )
-        blocked = AccessDeniedError(BLOCKED)
-        return Decided(
-            location=error_redirect_url(blocked, request.redirect_uri, request.state, issuer), outcome="blocked"
-        )
+    refused = await _refused_by_school(c, user, client, request, ip=ip)
+    if refused is not None:
+        return refused
     if not approve:
         audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
-        denied = AccessDeniedError("the user denied the request")
-        return Decided(
-            location=error_redirect_url(denied, request.redirect_uri, request.state, issuer), outcome="denied"
-        )
+        return _refused("the user denied the request", request, issuer, "denied")
     now = offer(request.scope, role=user.role, client=client)
     granted = approved_scope(interaction.shown, now.granted, kept)
     if not granted:
-        nothing = AccessDeniedError("nothing the user allowed may be granted")
-        return Decided(
-            location=error_redirect_url(nothing, request.redirect_uri, request.state, issuer), outcome="denied"
-        )
+        return _refused("nothing the user allowed may be granted", request, issuer, "denied")
     allowed = (await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)).here
     added = [s for s in granted if s not in allowed]
     if allowed and added:  # the person lets an app that holds access in this sign-in do more
@@ -286,11 +268,28 @@ async def decide(
         )
     except BlockedAtSchool:  # blocked while the person decided: the block won, nothing was made
         audit("consent_blocked", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
-        blocked = AccessDeniedError(BLOCKED)
-        return Decided(
-            location=error_redirect_url(blocked, request.redirect_uri, request.state, issuer), outcome="blocked"
-        )
+        return _refused(BLOCKED, request, issuer, "blocked")
     return Decided(location=location, outcome="approved")
+
+
+async def _refused_by_school(
+    c: SignInPages, user: User, client: Client, request: AuthorizationRequest, *, ip: str
+) -> Decided | None:
+    """The school's block, when one covers the app, whatever was posted: the school's
+    decision, not the person's, and said so to both and in the record."""
+    block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
+    if block is None:
+        return None
+    audit(
+        "consent_blocked",
+        actor="user",
+        subject=user.id,
+        client_id=client.client_id,
+        blocked_client_id=block.client_id,
+        covered_by=block.kind,
+        ip=ip,
+    )
+    return _refused(BLOCKED, request, c.settings.issuer, "blocked")
 
 
 def _refused(

@@ -18,10 +18,10 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from ..storage.mail_outbox import NEW_CONNECTION, SCHOOL_BLOCKED_APP, SCHOOL_ENDED_ACCESS
 from .relay import from_address
@@ -29,12 +29,22 @@ from .relay import from_address
 NAME_LIMIT = 80
 UNNAMED = "An unnamed application"
 
-_env = Environment(
-    loader=PackageLoader("courseschool.authz.mail", "templates"),
-    autoescape=select_autoescape(["html"], default_for_string=False, default=False),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-)
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
+@cache
+def _templates() -> Environment:
+    """The messages' templates, made at the first message: the admin command, which only
+    queues messages, never imports the template engine."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    return Environment(
+        loader=PackageLoader("courseschool.authz.mail", "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=False, default=False),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def shown_name(name: str | None, *, unnamed: str = UNNAMED) -> str:
@@ -112,6 +122,6 @@ def build_message(
     message["Date"] = format_datetime(datetime.fromtimestamp(now, UTC))
     message["Message-ID"] = f"<{message_id}@{from_address(sender.mail_from).domain}>"
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-reply to it
-    message.set_content(_env.get_template(f"{template}.txt").render(values))
-    message.add_alternative(_env.get_template(f"{template}.html").render(values), subtype="html")
+    message.set_content(_templates().get_template(f"{template}.txt").render(values))
+    message.add_alternative(_templates().get_template(f"{template}.html").render(values), subtype="html")
     return message

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from courseschool.common.cors import origin_of
+from courseschool.common.origins import origin_of
 
 _HTTPS_REDIRECT_URIS = """
 SELECT DISTINCT uri

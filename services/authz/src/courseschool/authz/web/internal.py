@@ -9,8 +9,8 @@ from __future__ import annotations
 from litestar import Response, Router, get
 from litestar.params import FromPath
 
-from courseschool.common.cors import CLIENT_ORIGINS_PATH, ClientOriginList
 from courseschool.common.errors import NotFoundError
+from courseschool.common.origins import CLIENT_ORIGINS_PATH, ClientOriginList
 from courseschool.common.web import internal_only
 
 from ..metadata import authorization_server_metadata, openid_configuration
