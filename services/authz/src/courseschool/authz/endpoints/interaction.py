@@ -23,20 +23,14 @@ from ..protocol.models import Client, User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..protocol.redirects import error_redirect_url
 from ..protocol.school_blocks import BLOCKED, lookup_keys
-from ..storage.interactions import Handoff, Interaction
+from ..storage.interactions import Interaction
 from ..storage.notices import Notice
 from ..storage.school_apps import BlockedAtSchool
 from ..storage.second_step import SecondStep
 from .authorization import issue_code
-from .second_factors import WRONG_ENROLMENT_CODE
 from .signin import (
     LOGIN_FAILED,
-    MAX_FAILURES,
-    TOO_MANY_CODES,
-    WRONG_CODE,
     SignedIn,
-    enrol_second_step,
-    second_step,
     sign_in,
 )
 
@@ -132,38 +126,6 @@ async def login(c: SignInPages, interaction: Interaction, email: str, password: 
         interaction.login_error = None
     await c.interactions.save(interaction)
     return outcome.session_id if isinstance(outcome, SignedIn) else None
-
-
-async def login_second_step(c: SignInPages, interaction: Interaction, code: str, *, ip: str) -> str | None:
-    """The interaction's second step: a code (`second_step`), or the authenticator app the
-    school requires set up (`enrol_second_step`, its recovery codes kept to be shown
-    once). Signed in: the new session's id. Too many wrong codes: back to the password."""
-    step = interaction.second_step
-    if step is None or interaction.user_id is not None:
-        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
-    client_id = interaction.request.client_id
-    signed_in: SignedIn | None
-    if step.what == "verify":
-        signed_in = await second_step(c, step, code, ip=ip, client_id=client_id)
-    else:
-        enrolled = await enrol_second_step(c, step, code, ip=ip, client_id=client_id)
-        signed_in = enrolled[0] if enrolled else None
-        if enrolled:
-            await c.second_steps.keep_codes(f"interaction:{interaction.uid}", enrolled[1])
-    if signed_in is not None:
-        interaction.second_step, interaction.login_error = None, None
-        interaction.user_id, interaction.auth_time = signed_in.user_id, signed_in.auth_time
-    elif step.failures >= MAX_FAILURES:
-        interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
-    else:
-        interaction.login_error = WRONG_CODE if step.what == "verify" else WRONG_ENROLMENT_CODE
-    await c.interactions.save(interaction)
-    return signed_in.session_id if signed_in else None
-
-
-async def recovery_codes_to_show(c: SignInPages, interaction: Interaction) -> list[str] | None:
-    """The recovery codes of the app just set up in this interaction, once."""
-    return await c.second_steps.take_codes(f"interaction:{interaction.uid}")
 
 
 async def consent_view(c: SignInPages, interaction: Interaction, session_id: str | None) -> ConsentView:
@@ -303,35 +265,6 @@ def _refused(
 async def notices_for(c: Visitors, user_id: str, session_id: str | None) -> list[Notice]:
     """The new connections to tell this person of on the page they open now (once)."""
     return await c.notices.take(user_id=user_id, session_id=session_id, now=c.clock.now())
-
-
-async def hand_off(
-    c: SignInPages,
-    interaction: Interaction,
-    location: str,
-    *,
-    outcome: Literal["approved", "denied", "blocked"],
-    name: str,
-) -> None:
-    """Keep the outcome for the decision page the client asked for (`decision_page`)."""
-    client = await c.directory.get(interaction.request.client_id)
-    handoff = Handoff(
-        location=location,
-        approved=outcome == "approved",
-        blocked=outcome == "blocked",
-        client_name=name,
-        browser_hash=interaction.browser_hash,
-        vouched=client is not None and client_kind(client) == "integration",
-    )
-    await c.interactions.hand_off(interaction.uid, handoff)
-
-
-async def take_handoff(c: SignInPages, uid: str, binding: str | None) -> Handoff:
-    """The decided outcome, once, for the browser that decided it."""
-    handoff = await c.interactions.take_handoff(uid)
-    if handoff is None or not binding or not same(digest(binding), handoff.browser_hash):
-        raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
-    return handoff
 
 
 async def switch_user(c: SignInPages, interaction: Interaction, session_id: str | None) -> None:

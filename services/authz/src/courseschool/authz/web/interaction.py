@@ -14,20 +14,18 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError, InvalidRequestError, fit_description
 from courseschool.common.secrets import same
 
+from ..endpoints.decision_page import hand_off, take_handoff
 from ..endpoints.interaction import (
     client_label,
     client_name,
     consent_view,
     decide,
-    hand_off,
     login,
-    login_second_step,
     notices_for,
     open_interaction,
-    recovery_codes_to_show,
     switch_user,
-    take_handoff,
 )
+from ..endpoints.interaction_second_step import login_second_step, recovery_codes_to_show
 from ..endpoints.second_factors import required_enrolment
 from ..families import SignInPages
 from ..settings import AuthzSettings
