@@ -55,11 +55,16 @@ async def test_https_callback_of_an_untrusted_host_is_never_redirected_to(cimd_f
     assert await cimd_flow.count("authz_clients") == 0
 
 
-async def test_a_mixed_document_is_refused_whole(cimd_flow: Flow, site) -> None:
+async def test_a_mixed_document_is_usable_through_its_loopback_redirect_only(cimd_flow: Flow, site) -> None:
+    """Read liberally, used strictly (issue 36): the untrusted https redirect is ignored,
+    the loopback one works, and a request naming the ignored one is never redirected."""
     server, _ = site
-    url = _publish(server, "/mixed.json", [LOOPBACK, f"https://localhost:{server.port}/done"])
+    untrusted = f"https://localhost:{server.port}/done"
+    url = _publish(server, "/mixed.json", [LOOPBACK, untrusted])
     response = await cimd_flow.start(_params(url, LOOPBACK))
-    assert response.status_code == 400 and "location" not in response.headers
+    assert response.status_code == 303 and response.headers["location"].startswith("/oauth/interaction/")
+    ignored = await cimd_flow.start(_params(url, untrusted))
+    assert ignored.status_code == 400 and "location" not in ignored.headers
 
 
 async def test_loopback_documents_need_no_trust(cimd_flow: Flow, site) -> None:
