@@ -42,6 +42,7 @@ TABLES = (
     "authz_trusted_domains",
     "authz_webhook_outbox",
     "authz_events",
+    "authz_school_block_keys",
     "authz_school_blocks",
     "authz_school_two_step",
     "authz_recovery_codes",

@@ -1,6 +1,6 @@
 """What a school's owners and admins see and do about the apps its people connected
 (`endpoints/school_apps.py`): the live grants of everyone at the school, by app, and
-the apps the school blocked (`authz_school_blocks`)."""
+the apps the school blocked (`authz_school_block_keys`)."""
 
 from __future__ import annotations
 
@@ -55,23 +55,35 @@ WHERE g.school_id = $1 AND g.revoked_at IS NULL
 # checks them and writes its grant. So an approval either committed before the block
 # (and the block, reading after it, ends its grant) or reads the block and makes none.
 BLOCK_LOCK = "SELECT pg_advisory_xact_lock{mode}(hashtextextended('school-blocks:' || $1::uuid::text, 0))"
+# The block's keys, and its client id in the table the previous release reads
+# (`authz_school_blocks`, kept while both releases serve: migration 0021).
 _BLOCK = """
-INSERT INTO authz_school_blocks (school_id, client_id, client_name, kind, key, blocked_at, blocked_by, blocked_by_role)
+WITH previous_release AS (
+    INSERT INTO authz_school_blocks (school_id, client_id, blocked_at, blocked_by)
+    VALUES ($1, $2, to_timestamp($6), $7) ON CONFLICT (school_id, client_id) DO NOTHING
+)
+INSERT INTO authz_school_block_keys
+    (school_id, client_id, client_name, kind, key, blocked_at, blocked_by, blocked_by_role)
 SELECT $1, $2, $3, k.kind, k.key, to_timestamp($6), $7, $8 FROM unnest($4::text[], $5::text[]) AS k (kind, key)
 ON CONFLICT (school_id, key) DO NOTHING
 """
-_BLOCKED_BY_WHOM = "SELECT DISTINCT blocked_by_role FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2"
-_UNBLOCK = "DELETE FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2"
+_BLOCKED_BY_WHOM = (
+    "SELECT DISTINCT blocked_by_role FROM authz_school_block_keys WHERE school_id = $1 AND client_id = $2"
+)
+_UNBLOCK = """
+WITH previous_release AS (DELETE FROM authz_school_blocks WHERE school_id = $1 AND client_id = $2)
+DELETE FROM authz_school_block_keys WHERE school_id = $1 AND client_id = $2
+"""
 # The check where a grant is made and where a token is issued: the primary key's index.
 BLOCKED = """
 SELECT client_id, client_name, kind, extract(epoch FROM blocked_at)::bigint AS blocked_at
-FROM authz_school_blocks WHERE school_id = $1 AND key = ANY($2::text[])
+FROM authz_school_block_keys WHERE school_id = $1 AND key = ANY($2::text[])
 ORDER BY blocked_at LIMIT 1
 """
 _BLOCKED_AT_SCHOOL = """
 SELECT DISTINCT ON (client_id) client_id, client_name, extract(epoch FROM blocked_at)::bigint AS blocked_at,
        blocked_by_role
-FROM authz_school_blocks WHERE school_id = $1 ORDER BY client_id, blocked_at
+FROM authz_school_block_keys WHERE school_id = $1 ORDER BY client_id, blocked_at
 """
 
 
