@@ -145,7 +145,13 @@ class MailDelivery(BackgroundLoop):
         self._sampled = time.monotonic()
 
     async def _run(self) -> None:
+        # The first pass an interval after start, not at once: what a process finds queued
+        # at start waits MAIL_INTERVAL at most, and a pass never races the start-up of the
+        # app it runs in (the tests drive passes themselves, with a long interval).
         while not self.stopping:
+            await asyncio.sleep(self._interval)
+            if self.stopping:
+                break
             try:
                 while await self.deliver_due() == self._batch and not self.stopping:
                     pass
@@ -153,4 +159,3 @@ class MailDelivery(BackgroundLoop):
                     await self.sample()
             except Exception as exc:  # noqa: BLE001  the database is away: try again next round
                 log.warning("mail_delivery_failed", error=type(exc).__name__)
-            await asyncio.sleep(self._interval)
