@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ..support.deployment import REPO
+from ..support.infra import temporary_database
 from ..support.net import free_port
 from ..support.serving import PLATFORM_ENV, spawn, stop, tail, wait_until_answering
 
@@ -49,6 +50,16 @@ class Platform:
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture(scope="session")
+async def database_url(postgres_admin_url: str, migrated_template: str) -> AsyncIterator[str]:
+    """The end-to-end tests' database, apart from the in-process tests' of the same
+    worker: the platforms started here run the tasks a deployment runs (the mail
+    delivery, housekeeping), which would otherwise claim the rows an integration test
+    is counting."""
+    async with temporary_database(postgres_admin_url, "cs_e2e", template=migrated_template) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -169,14 +169,6 @@ async def test_a_message_is_abandoned_after_the_last_try(
     assert 'courseschool_mail_outbox_messages{state="pending"} 0.0' in metrics
 
 
-# In a whole run, the session's e2e platform of the same xdist worker shares this
-# database and its own mail loop (make run's catcher) claims these messages between the
-# test's passes; alone they pass. Until the module has a database of its own (next
-# session, noted on issue 39), not strict.
-_SHARED_OUTBOX = pytest.mark.xfail(strict=False, reason="another deliverer shares the worker's outbox in a whole run")
-
-
-@_SHARED_OUTBOX
 async def test_a_relay_that_hangs_delays_no_request(
     authz_settings: AuthzSettings, clean_db: Any, redis_client: Any
 ) -> None:
@@ -233,7 +225,6 @@ async def test_a_relay_without_starttls_is_refused(
     assert await flow.pool.fetchval("SELECT last_error FROM authz_mail_outbox") == "SMTPException"
 
 
-@_SHARED_OUTBOX
 async def test_a_school_ending_or_blocking_an_app_tells_each_person_once(mailed: tuple[Flow, SmtpRelay]) -> None:
     flow, relay = mailed
     school = await flow.school("acme")
