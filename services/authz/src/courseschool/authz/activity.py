@@ -8,32 +8,10 @@ from __future__ import annotations
 import httpx
 import msgspec
 
+from courseschool.common.activity import MAX_GRANTS, PATH, GrantActivity, decode_answer
 from courseschool.common.logging import get_logger
 
 log = get_logger(__name__)
-
-MAX_GRANTS = 100  # the resource API's bound per request
-
-
-class ChangedItem(msgspec.Struct, frozen=True, kw_only=True):
-    area: str
-    item_id: str | None
-    name: str | None
-    action: str  # create, update or delete
-    at: str
-
-
-class GrantActivity(msgspec.Struct, frozen=True, kw_only=True):
-    grant_id: str
-    reads: dict[str, int]
-    changes: dict[str, int]
-    changed: list[ChangedItem]  # newest first
-    last_acted: str | None
-
-
-class _Answer(msgspec.Struct, frozen=True):
-    days: int
-    grants: list[GrantActivity]
 
 
 class ActivityReader:
@@ -54,11 +32,9 @@ class ActivityReader:
             params += [("changed_limit", changed_limit)]
             params += [("grant_id", g) for g in grant_ids[start : start + MAX_GRANTS]]
             try:
-                response = await self._http.get(
-                    "/internal/activity", params=params, headers={"Authorization": f"Bearer {self._token}"}
-                )
+                response = await self._http.get(PATH, params=params, headers={"Authorization": f"Bearer {self._token}"})
                 response.raise_for_status()
-                answer = msgspec.json.decode(response.content, type=_Answer)
+                answer = decode_answer(response.content)
             except (httpx.HTTPError, msgspec.DecodeError, msgspec.ValidationError) as exc:
                 log.warning("activity_unavailable", error=type(exc).__name__)
                 return None

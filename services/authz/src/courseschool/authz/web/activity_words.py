@@ -10,9 +10,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from courseschool.common.activity import ChangedItem, GrantActivity
 from courseschool.common.scopes import AREAS
-
-from ..activity import ChangedItem, GrantActivity
 
 _LABELS = {area.name: area.label for area in AREAS}
 _DONE = {"create": "added", "update": "changed", "delete": "removed"}

@@ -26,6 +26,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from courseschool.common.activity import ChangedItem, GrantActivity
 from courseschool.common.housekeeping import SweepRule, sweep
 
 # A change's record, as a data-modifying CTE after the change's own (`changed`, with the
@@ -144,25 +145,6 @@ class ActivityQuery(msgspec.Struct, frozen=True, kw_only=True):
     school_id: str | None = None
     since: dt.datetime  # the start of the period's first day, UTC
     changed_limit: int = 20
-
-
-class ChangedItem(msgspec.Struct, frozen=True, kw_only=True):
-    area: str
-    item_id: str | None  # None: a singleton (school, appearance, account)
-    name: str | None  # its name or title when it was changed, where the area has one
-    action: str  # create, update or delete
-    at: str
-
-
-class GrantActivity(msgspec.Struct, kw_only=True):
-    grant_id: str
-    client_id: str
-    user_id: str
-    school_id: str
-    reads: dict[str, int]
-    changes: dict[str, int]
-    changed: list[ChangedItem]  # newest first, at most the query's changed_limit
-    last_acted: str | None
 
 
 class PgActivityStore:

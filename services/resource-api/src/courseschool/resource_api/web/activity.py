@@ -21,27 +21,17 @@ import datetime as dt
 import uuid
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 
+from courseschool.common.activity import DEFAULT_CHANGED, DEFAULT_DAYS, MAX_CHANGED, MAX_GRANTS, ActivityAnswer
 from courseschool.common.clock import Clock
 from courseschool.common.errors import InvalidRequestError
 from courseschool.common.web import no_store_json
 
 from ..settings import ResourceSettings
-from ..storage.activity import ActivityQuery, GrantActivity, PgActivityStore
-
-MAX_GRANTS = 100
-MAX_CHANGED = 200
-DEFAULT_DAYS = 30
-
-
-class ActivityAnswer(msgspec.Struct, frozen=True):
-    since: str
-    days: int
-    grants: list[GrantActivity]
+from ..storage.activity import ActivityQuery, PgActivityStore
 
 
 def activity_routes(clock: Clock) -> list[HTTPRouteHandler]:
@@ -74,7 +64,7 @@ def activity_query(request: Request[Any, Any, Any], clock: Clock, retention_days
     if not (grant_ids or user_id or school_id):
         raise InvalidRequestError("name whose activity: grant_id, user_id or school_id")
     days = _bounded(params.get("days"), "days", DEFAULT_DAYS, 1, retention_days)
-    changed_limit = _bounded(params.get("changed_limit"), "changed_limit", 20, 0, MAX_CHANGED)
+    changed_limit = _bounded(params.get("changed_limit"), "changed_limit", DEFAULT_CHANGED, 0, MAX_CHANGED)
     today = dt.datetime.fromtimestamp(clock.now() // 86400 * 86400, dt.UTC)
     since = today - dt.timedelta(days=days - 1)
     query = ActivityQuery(
