@@ -5,9 +5,11 @@ Chromium who signs in and approves."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,3 +95,37 @@ async def approve(page: Any, url: str, email: str, password: str, *, button: str
     if await allowed_before.count():
         await allowed_before.click()
     await allow.click()
+
+
+class Person:
+    """The browser opener the library takes (`webbrowser.open` by default), played by a
+    person at Chromium: each address the program asks to open is signed in and approved
+    on one page; `asked` lists the addresses. Called from the library's thread."""
+
+    def __init__(self, page: Any, email: str, password: str) -> None:
+        self.page, self.email, self.password = page, email, password
+        self.asked: list[str] = []
+        self._loop = asyncio.get_running_loop()
+
+    def __call__(self, url: str) -> bool:
+        self.asked.append(url)
+        asyncio.run_coroutine_threadsafe(approve(self.page, url, self.email, self.password), self._loop)
+        return True
+
+    async def login(self, base_url: str, kit: Kit, **options: Any) -> Any:
+        """`CourseSchool.login` as a tool calls it, tokens kept in the kit's file, this
+        person approving (`openid courses:read` unless `scope` is given)."""
+        from courseschool_client import CourseSchool
+
+        options = {"scope": "openid courses:read", "storage": "file", "folder": kit.home, **options}
+        return await asyncio.to_thread(CourseSchool.login, base_url, open_browser=self, **options)
+
+
+@contextlib.asynccontextmanager
+async def person_at(browser: Any, email: str, password: str) -> AsyncIterator[Person]:
+    """A person at a browser context of their own, closed afterwards."""
+    context = await browser.new_context()
+    try:
+        yield Person(await context.new_page(), email, password)
+    finally:
+        await context.close()

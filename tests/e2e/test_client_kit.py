@@ -18,7 +18,7 @@ import keyring
 import pytest
 
 from ..client.keyring_backend import FileBackedKeyring
-from ..client.kit import Kit, approve
+from ..client.kit import Kit, Person, approve
 from .conftest import Platform, create_person
 
 pytestmark = pytest.mark.browser
@@ -85,13 +85,7 @@ async def test_login_status_token_step_up_logout(
     monkeypatch.setenv("TEST_KEYRING_FILE", str(kit.keyring_file))
     previous_backend = keyring.get_keyring()
     keyring.set_keyring(FileBackedKeyring())
-    loop = asyncio.get_running_loop()
-    asked: list[str] = []
-
-    def opener(url: str) -> bool:  # the browser opener the library takes (webbrowser.open by default)
-        asked.append(url)
-        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
-        return True
+    opener = Person(page, email, password)  # the browser opener the library takes
 
     try:
         from courseschool_client import CourseSchool
@@ -107,8 +101,8 @@ async def test_login_status_token_step_up_logout(
     finally:
         keyring.set_keyring(previous_backend)
     assert orders.status_code == 200, orders.text
-    assert len(asked) == 1, asked
-    asked_scope = set(dict(httpx.URL(asked[0]).params)["scope"].split())
+    assert len(opener.asked) == 1, opener.asked
+    asked_scope = set(dict(httpx.URL(opener.asked[0]).params)["scope"].split())
     assert asked_scope == {*READS.split(), "orders:read"}, "the step-up asks for the union"
     stepped = stored_record(kit, base)
     assert "orders:read" in stepped["scope"].split()

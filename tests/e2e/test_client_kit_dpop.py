@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..client.kit import Kit, approve
+from ..client.kit import Kit, person_at
 from .conftest import Platform, create_person
 
 pytestmark = pytest.mark.browser
@@ -25,29 +25,9 @@ async def test_a_dpop_sign_in_binds_its_tokens_to_the_key(
 ) -> None:
     email, password = create_person(database_url, redis_url, kek, name="Kit Binder", role="lecturer")
     kit = Kit(tmp_path / "home", keyring=False)
-    context = await browser.new_context()
-    page = await context.new_page()
-    loop = asyncio.get_running_loop()
-    asked: list[str] = []
-
-    def opener(url: str) -> bool:
-        asked.append(url)
-        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
-        return True
-
-    from courseschool_client import CourseSchool
-
-    session = await asyncio.to_thread(
-        CourseSchool.login,
-        platform.base_url,
-        scope="openid courses:read",
-        storage="file",
-        folder=kit.home,
-        open_browser=opener,
-        dpop=True,
-    )
-    await context.close()
-    assert "dpop_jkt=" in asked[0]
+    async with person_at(browser, email, password) as person:
+        session = await person.login(platform.base_url, kit, dpop=True)
+    assert "dpop_jkt=" in person.asked[0]
     assert session.record.token_type == "DPoP"
 
     def calls() -> tuple[int, int, bool]:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..client.kit import REPO, Kit, approve
+from ..client.kit import REPO, Kit, person_at
 from .conftest import Platform, admin_cli, create_person
 
 pytestmark = pytest.mark.browser
@@ -25,25 +25,8 @@ async def test_two_processes_refresh_one_sign_in_without_a_reuse(
 ) -> None:
     email, password = create_person(database_url, redis_url, kek, name="Kit Racer", role="lecturer")
     kit = Kit(tmp_path / "home", keyring=False)
-    context = await browser.new_context()
-    page = await context.new_page()
-    loop = asyncio.get_running_loop()
-
-    def opener(url: str) -> bool:
-        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
-        return True
-
-    from courseschool_client import CourseSchool
-
-    session = await asyncio.to_thread(
-        CourseSchool.login,
-        platform.base_url,
-        scope="openid courses:read",
-        storage="file",
-        folder=kit.home,
-        open_browser=opener,
-    )
-    await context.close()
+    async with person_at(browser, email, password) as person:
+        session = await person.login(platform.base_url, kit)
     client_id = session.record.client_id
 
     start = tmp_path / "start"
@@ -103,25 +86,8 @@ async def test_a_lost_refresh_answer_is_asked_again_at_once(
 ) -> None:
     email, password = create_person(database_url, redis_url, kek, name="Kit Unlucky", role="lecturer")
     kit = Kit(tmp_path / "home", keyring=False)
-    context = await browser.new_context()
-    page = await context.new_page()
-    loop = asyncio.get_running_loop()
-
-    def opener(url: str) -> bool:
-        asyncio.run_coroutine_threadsafe(approve(page, url, email, password), loop)
-        return True
-
-    from courseschool_client import CourseSchool
-
-    session = await asyncio.to_thread(
-        CourseSchool.login,
-        platform.base_url,
-        scope="openid courses:read",
-        storage="file",
-        folder=kit.home,
-        open_browser=opener,
-    )
-    await context.close()
+    async with person_at(browser, email, password) as person:
+        session = await person.login(platform.base_url, kit)
     network = LosesTheFirstAnswer()
     session.http = httpx.Client(transport=network, timeout=30.0)
     assert await asyncio.to_thread(session.refresh) is True
