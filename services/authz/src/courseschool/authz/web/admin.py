@@ -65,7 +65,8 @@ class TrustedDomain(msgspec.Struct, forbid_unknown_fields=True):
     host: str
 
 
-def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+# async: Litestar runs a synchronous guard in a worker thread, a hop this check does not need
+async def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The guard of every admin route: no ADMIN_TOKEN set, the API does not exist (404);
     a missing or wrong credential is 401."""
     expected = connection.app.state.authz.settings.admin_token
@@ -88,66 +89,68 @@ async def _body(request: Request, kind: type[msgspec.Struct]) -> Any:
 
 
 # Most routes call one AdminService method with what the request names: nothing, the
-# thing in the path (`ref`), a JSON body's fields as keywords, or both.
+# thing in the path (`ref`), a JSON body's fields as keywords, or both. The method is
+# given by reference (`AdminService.create_user`), so a renamed one is a type error.
 Handler = Callable[..., Awaitable[Response[bytes]]]
+Method = Callable[..., Awaitable[Any]]
 
 
-def _named(handler: Handler, method: str) -> Handler:
-    handler.__name__ = handler.__qualname__ = method
+def _named(handler: Handler, method: Method) -> Handler:
+    handler.__name__ = handler.__qualname__ = method.__name__
     return handler
 
 
-def _call(method: str) -> Handler:
+def _call(method: Method) -> Handler:
     async def handler(admin: Admin) -> Response[bytes]:
-        return no_store_json(await getattr(admin, method)())
+        return no_store_json(await method(admin))
 
     return _named(handler, method)
 
 
-def _call_on(method: str) -> Handler:
+def _call_on(method: Method) -> Handler:
     async def handler(ref: FromPath[str], admin: Admin) -> Response[bytes]:
-        return no_store_json(await getattr(admin, method)(ref))
+        return no_store_json(await method(admin, ref))
 
     return _named(handler, method)
 
 
-def _call_with(method: str, kind: type[msgspec.Struct], status: int = 200) -> Handler:
+def _call_with(method: Method, kind: type[msgspec.Struct], status: int = 200) -> Handler:
     async def handler(request: Request, admin: Admin) -> Response[bytes]:
         fields = msgspec.structs.asdict(await _body(request, kind))
-        return no_store_json(await getattr(admin, method)(**fields), status=status)
+        return no_store_json(await method(admin, **fields), status=status)
 
     return _named(handler, method)
 
 
-def _call_on_with(method: str, kind: type[msgspec.Struct]) -> Handler:
+def _call_on_with(method: Method, kind: type[msgspec.Struct]) -> Handler:
     async def handler(ref: FromPath[str], request: Request, admin: Admin) -> Response[bytes]:
         fields = msgspec.structs.asdict(await _body(request, kind))
-        return no_store_json(await getattr(admin, method)(ref, **fields))
+        return no_store_json(await method(admin, ref, **fields))
 
     return _named(handler, method)
 
 
 CALLS = [
-    get("/schools")(_call("list_schools")),
-    post("/schools", status_code=201)(_call_with("create_school", NewSchool, 201)),
-    post("/users", status_code=201)(_call_with("create_user", NewUser, 201)),
-    get("/users/{ref:str}")(_call_on("user")),
-    post("/users/{ref:str}/disable", status_code=200)(_call_on("disable_user")),
-    post("/users/{ref:str}/enable", status_code=200)(_call_on("enable_user")),
-    post("/users/{ref:str}/role", status_code=200)(_call_on_with("set_role", RoleChange)),
-    post("/users/{ref:str}/reset-password", status_code=200)(_call_on_with("reset_password", PasswordReset)),
-    post("/users/{ref:str}/reset-second-factors", status_code=200)(_call_on("reset_second_factors")),
-    post("/integrations", status_code=201)(_call_with("create_integration", NewIntegration, 201)),
-    get("/clients")(_call("list_clients")),
-    get("/clients/{ref:str}")(_call_on("client")),
-    post("/clients/{ref:str}/disable", status_code=200)(_call_on("disable_client")),
-    delete("/clients/{ref:str}", status_code=200)(_call_on("delete_client")),
-    post("/grants/{ref:str}/revoke", status_code=200)(_call_on("revoke_grant")),
-    get("/keys")(_call("list_keys")),
-    post("/keys/rotate", status_code=200)(_call_with("rotate_key", KeyRotation)),
-    get("/domains")(_call("list_domains")),
-    post("/domains", status_code=201)(_call_with("trust_domain", TrustedDomain, 201)),
-    delete("/domains/{ref:str}", status_code=200)(_call_on("untrust_domain")),
+    get("/schools")(_call(AdminService.list_schools)),
+    post("/schools", status_code=201)(_call_with(AdminService.create_school, NewSchool, 201)),
+    post("/users", status_code=201)(_call_with(AdminService.create_user, NewUser, 201)),
+    get("/users/{ref:str}")(_call_on(AdminService.user)),
+    post("/users/{ref:str}/disable", status_code=200)(_call_on(AdminService.disable_user)),
+    post("/users/{ref:str}/enable", status_code=200)(_call_on(AdminService.enable_user)),
+    post("/users/{ref:str}/role", status_code=200)(_call_on_with(AdminService.set_role, RoleChange)),
+    post("/users/{ref:str}/reset-password", status_code=200)(_call_on_with(AdminService.reset_password, PasswordReset)),
+    post("/users/{ref:str}/reset-second-factors", status_code=200)(_call_on(AdminService.reset_second_factors)),
+    post("/integrations", status_code=201)(_call_with(AdminService.create_integration, NewIntegration, 201)),
+    get("/clients")(_call(AdminService.list_clients)),
+    get("/clients/{ref:str}")(_call_on(AdminService.client)),
+    post("/clients/{ref:str}/disable", status_code=200)(_call_on(AdminService.disable_client)),
+    delete("/clients/{ref:str}", status_code=200)(_call_on(AdminService.delete_client)),
+    post("/grants/{ref:str}/revoke", status_code=200)(_call_on(AdminService.revoke_grant)),
+    get("/keys")(_call(AdminService.list_keys)),
+    post("/keys/rotate", status_code=200)(_call_with(AdminService.rotate_key, KeyRotation)),
+    get("/domains")(_call(AdminService.list_domains)),
+    post("/domains", status_code=201)(_call_with(AdminService.trust_domain, TrustedDomain, 201)),
+    delete("/domains/{ref:str}", status_code=200)(_call_on(AdminService.untrust_domain)),
 ]
 
 
