@@ -58,6 +58,9 @@ RUN_SETTINGS = """settings (environment variables):
   DATA_DIR             the embedded servers' data and the key-encryption key (.data)
   DATABASE_URL         a PostgreSQL server to use instead of the embedded one
   REDIS_URL            a Redis server to use instead of the embedded one
+  REDIS_SENTINEL_MASTER, REDIS_SENTINELS   Redis with Sentinel: the master's name and
+                       the sentinels (host:port,host:port); REDIS_URL then gives the
+                       database, credentials and TLS, the sentinels the address
   KEY_ENCRYPTION_KEY   seals the signing keys (default: made once, kept in DATA_DIR)
   INTERNAL_TOKEN       the bearer token /metrics asks for (default: a new one each run,
                        printed at start)
@@ -206,6 +209,8 @@ def _serve(
         "base_url": settings.base_url,
         "database_url": database_url,
         "redis_url": redis_url,
+        "redis_sentinel_master": settings.redis_sentinel_master or "",
+        "redis_sentinels": settings.redis_sentinels,
         "key_encryption_key": kek,
         "internal_token": internal_token,
         "log_level": settings.log_level,

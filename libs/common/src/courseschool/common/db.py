@@ -257,7 +257,7 @@ async def backing_services(settings: BaseSettings, service: str) -> AsyncIterato
     if not settings.database_url or not settings.redis_url:
         raise RuntimeError("DATABASE_URL and REDIS_URL are required")
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
-    redis = create_redis(settings.redis_url)
+    redis = create_redis(settings.redis_url, settings.redis_sentinel)
     try:
         await check_servers(pool, redis)  # an older server than the supported range: no start
     except BaseException:

@@ -1,28 +1,104 @@
-"""The Redis client. Redis holds only what may be lost (see DESIGN.md)."""
+"""The Redis client. Redis holds only what may be lost (see DESIGN.md).
+
+A plain `REDIS_URL` names one server. With Sentinel (`REDIS_SENTINEL_MASTER` and
+`REDIS_SENTINELS`), the client asks the sentinels where the master is each time it opens
+a connection, so that after a failover its next connection reaches the promoted replica;
+`REDIS_URL` then gives the rest (database, credentials, `rediss://` for TLS) and its host
+is not used (docs/capacity.md: what a failover loses)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection, parse_url
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+# Seconds a sentinel gets to answer where the master is, per sentinel asked in turn.
+SENTINEL_TIMEOUT = 1.0
 
-def create_redis(url: str) -> aioredis.Redis:
+
+class SentinelTarget(msgspec.Struct, frozen=True):
+    """The master's name as the sentinels know it, and where the sentinels listen."""
+
+    master: str
+    addresses: tuple[tuple[str, int], ...]
+
+
+def parse_sentinels(text: str) -> tuple[tuple[str, int], ...]:
+    """`host:port,host:port,...` (an IPv6 address in brackets: `[::1]:26379`); the port
+    defaults to Sentinel's 26379. ValueError names what is wrong."""
+    found = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, _, port = item.rpartition(":") if not item.endswith("]") and ":" in item else (item, "", "26379")
+        host = host.removeprefix("[").removesuffix("]")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"REDIS_SENTINELS: {item!r} is not host:port")
+        found.append((host, int(port)))
+    if not found:
+        raise ValueError("REDIS_SENTINELS: no sentinel address")
+    return tuple(found)
+
+
+def create_redis(url: str, sentinel: SentinelTarget | None = None) -> aioredis.Redis:
     """Every client of the platform is made here. A connection error is retried once, on
     a new connection: a pooled connection made before Redis restarted fails at its next
     use, and without a retry (redis-py 8 retries nothing for a client made from a URL,
     not even its health check) that request answered 503 although Redis was back. A
     time-out is not retried (`retry_on_timeout=False`): a Redis that does not answer
     must cost a request one `socket_timeout`, not two."""
-    return aioredis.from_url(
-        url,
-        socket_timeout=2.0,
-        socket_connect_timeout=2.0,
-        health_check_interval=30,
-        retry_on_timeout=False,
-        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+    options: dict[str, Any] = {
+        "socket_timeout": 2.0,
+        "socket_connect_timeout": 2.0,
+        "health_check_interval": 30,
+        "retry_on_timeout": False,
+        "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+    }
+    if sentinel is None:
+        return aioredis.from_url(url, **options)
+    return _through_sentinels(url, sentinel, options)
+
+
+class SentinelRedis(aioredis.Redis):
+    """A client of the master the sentinels name, closing its sentinel clients with it
+    (redis-py leaves them to the caller)."""
+
+    sentinels: Sentinel | None = None
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        if self.sentinels is not None:
+            await self.sentinels.aclose()
+
+
+def _through_sentinels(url: str, target: SentinelTarget, options: dict[str, Any]) -> aioredis.Redis:
+    """The URL's database, credentials and TLS; the master's address from the sentinels,
+    asked on every new connection (redis-py's SentinelConnectionPool). A connection to a
+    master since demoted fails with a connection error (READONLY) and is made again."""
+    kwargs: dict[str, Any] = dict(parse_url(url))
+    connection_class = kwargs.pop("connection_class", None)
+    if connection_class is UnixDomainSocketConnection:
+        raise ValueError("REDIS_URL: with Sentinel, a redis:// or rediss:// URL (the sentinels give the address)")
+    for name in ("host", "port", "path"):
+        kwargs.pop(name, None)
+    if connection_class is SSLConnection:
+        kwargs["ssl"] = True  # the pool picks its TLS connection class from this
+    sentinels = Sentinel(
+        list(target.addresses),
+        sentinel_kwargs={"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": SENTINEL_TIMEOUT},
+        **options,
+        **kwargs,
     )
+    client = sentinels.master_for(target.master, redis_class=SentinelRedis)
+    assert isinstance(client, SentinelRedis)
+    client.sentinels = sentinels
+    return client
 
 
 def deployment_channel(client: aioredis.Redis, name: str) -> str:

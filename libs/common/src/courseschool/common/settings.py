@@ -19,6 +19,7 @@ import msgspec
 
 from .dpop import DpopPolicy
 from .forwarded import TrustedProxies
+from .redis import SentinelTarget, parse_sentinels
 
 S = TypeVar("S", bound="BaseSettings")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]{16,}")
@@ -50,6 +51,11 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     dpop_proof_window: int = 60
     dpop_nonce_required: bool = False
     dpop_nonce_rotation: int = 300
+    # Redis with Sentinel: the master's name as the sentinels know it, and the sentinels'
+    # addresses (`host:port,host:port`); REDIS_URL then gives the database, credentials
+    # and TLS (common/redis.py). Both unset: REDIS_URL names the one server.
+    redis_sentinel_master: str | None = None
+    redis_sentinels: str = ""
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -68,10 +74,30 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
             raise ValueError("DPOP_PROOF_WINDOW must be between 5 and 300 seconds")
         if not 30 <= self.dpop_nonce_rotation <= 86400:
             raise ValueError("DPOP_NONCE_ROTATION must be between 30 and 86400 seconds")
+        self._check_sentinel()
+
+    def _check_sentinel(self) -> None:
+        if bool(self.redis_sentinel_master) != bool(self.redis_sentinels):
+            raise ValueError("REDIS_SENTINEL_MASTER and REDIS_SENTINELS go together (Sentinel), or neither")
+        if self.redis_sentinels:
+            parse_sentinels(self.redis_sentinels)
+            if not self.redis_url:
+                raise ValueError("REDIS_URL: required with REDIS_SENTINELS (its database, credentials, TLS)")
+            if not self.redis_url.startswith(("redis://", "rediss://")):
+                raise ValueError(
+                    "REDIS_URL: with Sentinel, a redis:// or rediss:// URL (the sentinels give the address)"
+                )
 
     @property
     def issuer(self) -> str:
         return self.base_url
+
+    @property
+    def redis_sentinel(self) -> SentinelTarget | None:
+        """Where the sentinels are, or None: REDIS_URL is the server (common/redis.py)."""
+        if not self.redis_sentinel_master:
+            return None
+        return SentinelTarget(self.redis_sentinel_master, parse_sentinels(self.redis_sentinels))
 
     @property
     def dpop_policy(self) -> DpopPolicy:

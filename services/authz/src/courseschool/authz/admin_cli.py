@@ -81,7 +81,7 @@ def _json(value: Any) -> str:
 async def _run(args: argparse.Namespace, settings: AdminCliSettings) -> Any:
     assert settings.database_url and settings.redis_url
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
-    redis = create_redis(settings.redis_url)
+    redis = create_redis(settings.redis_url, settings.redis_sentinel)
     # Administration only: no signing key is loaded (nor made) to add a school.
     components = AdminComponents.build(settings, pool, redis, SystemClock())
     try:

@@ -166,8 +166,7 @@ class Components:
         then start the background loops: the events recorder, the webhook's and the
         mail's deliveries, maintenance (maintenance.py) and the key change feed (keys.py)."""
         await self.keys.start()
-        assert self.settings.redis_url  # backing_services refuses to start without it
-        self._loops.extend([Maintenance(self), KeyChangeFeed(self.keys, self.settings.redis_url)])
+        self._loops.extend([Maintenance(self), KeyChangeFeed(self.keys, self.settings)])
         self.events.start()
         for loop in [*self._deliveries(), *self._loops]:
             loop.start()

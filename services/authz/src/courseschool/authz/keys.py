@@ -34,6 +34,7 @@ from courseschool.common.errors import TemporarilyUnavailableError
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import SIGNING_KEY_ACTIVATED
 from courseschool.common.redis import create_redis, deployment_channel
+from courseschool.common.settings import BaseSettings
 
 from .storage.keys import KeyRing, PgKeyStore
 
@@ -116,12 +117,13 @@ class KeyChangeFeed(BackgroundLoop):
 
     name = "signing_key_feed"
 
-    def __init__(self, keys: SigningKeys, redis_url: str, *, retry: float = 1.0) -> None:
+    def __init__(self, keys: SigningKeys, settings: BaseSettings, *, retry: float = 1.0) -> None:
+        assert settings.redis_url  # backing_services refuses to start without it
         self._keys = keys
         # A client of its own: its subscription's connection, lost and given back when
         # Redis restarts, must not change which of the shared pool's connections the
         # requests use (one closed by the restart fails the request that takes it).
-        self._client = create_redis(redis_url)
+        self._client = create_redis(settings.redis_url, settings.redis_sentinel)
         self._retry = retry
         super().__init__()
 

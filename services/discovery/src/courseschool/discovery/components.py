@@ -30,7 +30,7 @@ class Components:
             "authz": httpx.AsyncClient(base_url=settings.authz_internal_url, verify=default_tls()),
             "resource": httpx.AsyncClient(base_url=settings.resource_internal_url, verify=default_tls()),
         }
-        redis = create_redis(settings.redis_url) if settings.redis_url else None
+        redis = create_redis(settings.redis_url, settings.redis_sentinel) if settings.redis_url else None
         return cls(
             documents=DocumentCache(clients, settings.internal_token, settings.metadata_cache_ttl, redis),
             owned=tuple(clients.values()) if upstreams is None else (),

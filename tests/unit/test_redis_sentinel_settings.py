@@ -1,0 +1,71 @@
+"""Issue 41, item 2: Redis with Sentinel as settings beside REDIS_URL, for every service
+(BaseSettings) and the platform's runner. The client made from them is exercised against
+real sentinels in tests/faults/test_redis_failover.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from courseschool.authz.settings import AuthzSettings
+from courseschool.common.redis import SentinelRedis, SentinelTarget, create_redis, parse_sentinels
+from courseschool.common.settings import SettingsError, load_settings
+from courseschool.discovery.settings import DiscoverySettings
+from courseschool.platform.run import RUN_SETTINGS, PlatformSettings
+from courseschool.resource_api.settings import ResourceSettings
+
+SENTINEL = {
+    "REDIS_URL": "redis://:secret@redis/3",
+    "REDIS_SENTINEL_MASTER": "courseschool",
+    "REDIS_SENTINELS": "10.0.0.1:26379, sentinel-b:26380,[fd00::3]:26381,sentinel-d",
+}
+
+
+@pytest.mark.parametrize("cls", [AuthzSettings, ResourceSettings, DiscoverySettings, PlatformSettings])
+def test_every_service_reads_the_sentinels(cls: type) -> None:
+    settings = load_settings(cls, SENTINEL)
+    assert settings.redis_sentinel == SentinelTarget(
+        "courseschool",
+        (("10.0.0.1", 26379), ("sentinel-b", 26380), ("fd00::3", 26381), ("sentinel-d", 26379)),
+    )
+
+
+def test_without_sentinels_redis_url_is_the_server() -> None:
+    assert load_settings(AuthzSettings, {"REDIS_URL": "redis://redis:6379/0"}).redis_sentinel is None
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"REDIS_SENTINEL_MASTER": "courseschool", "REDIS_URL": "redis://r/0"}, "REDIS_SENTINELS"),
+        ({"REDIS_SENTINELS": "s:26379", "REDIS_URL": "redis://r/0"}, "REDIS_SENTINEL_MASTER"),
+        ({"REDIS_SENTINEL_MASTER": "m", "REDIS_SENTINELS": "s:26379"}, "REDIS_URL: required"),
+        ({**SENTINEL, "REDIS_SENTINELS": "s:port"}, "'s:port' is not host:port"),
+        ({**SENTINEL, "REDIS_SENTINELS": "s:70000"}, "'s:70000' is not host:port"),
+        ({**SENTINEL, "REDIS_SENTINELS": " , "}, "no sentinel address"),
+        ({**SENTINEL, "REDIS_URL": "unix:///run/redis.sock"}, "REDIS_URL: with Sentinel"),
+    ],
+)
+def test_a_sentinel_setting_wrong_or_alone_stops_start_up(env: dict[str, str], named: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(AuthzSettings, env)
+    assert named in str(caught.value)
+
+
+def test_the_runner_passes_them_to_the_services_and_says_so() -> None:
+    assert "REDIS_SENTINEL_MASTER, REDIS_SENTINELS" in RUN_SETTINGS
+
+
+async def test_the_client_takes_the_url_s_database_credentials_and_tls() -> None:
+    """Nothing is connected here: what the pool will ask for, the sentinels where."""
+    target = SentinelTarget("courseschool", parse_sentinels("127.0.0.1:26395"))
+    client = create_redis("rediss://user:pw@ignored-host:1/5", target)
+    try:
+        assert isinstance(client, SentinelRedis) and client.sentinels is not None
+        kwargs = client.connection_pool.connection_kwargs
+        assert (kwargs["db"], kwargs["username"], kwargs["password"]) == (5, "user", "pw")
+        assert "host" not in kwargs and "port" not in kwargs
+        assert client.connection_pool.connection_class.__name__ == "SentinelManagedSSLConnection"
+        sentinel = client.sentinels.sentinels[0].connection_pool.connection_kwargs
+        assert (sentinel["host"], sentinel["port"]) == ("127.0.0.1", 26395)
+    finally:
+        await client.aclose()
