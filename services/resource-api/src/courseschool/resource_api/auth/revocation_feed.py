@@ -40,6 +40,12 @@ from courseschool.common.revocation import (
 
 log = get_logger(__name__)
 
+# Seconds between two attempts to subscribe at most (they begin at 0.2 and double). An
+# attempt costs a connection (and, with Sentinel, a question to a sentinel); while the feed
+# is away every API call is introspected, so a failover's promoted master is found again
+# within this of its promotion.
+RESUBSCRIBE_CAP = 2.0
+
 
 class Revocable(Protocol):
     @property
@@ -223,7 +229,7 @@ class RevocationFeed(BackgroundLoop):
                 with contextlib.suppress(Exception):  # closing a connection that is already gone
                     await pubsub.aclose()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            delay = min(delay * 2, RESUBSCRIBE_CAP)
 
     async def _follow(self, pubsub: PubSub) -> None:
         """Apply every message on the subscription's own connection, pinging it while idle."""
