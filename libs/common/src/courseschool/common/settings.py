@@ -81,9 +81,9 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
             raise ValueError("REDIS_SENTINEL_MASTER and REDIS_SENTINELS go together (Sentinel), or neither")
         if self.redis_sentinels:
             parse_sentinels(self.redis_sentinels)
-            if not self.redis_url:
-                raise ValueError("REDIS_URL: required with REDIS_SENTINELS (its database, credentials, TLS)")
-            if not self.redis_url.startswith(("redis://", "rediss://")):
+            # Without REDIS_URL: a process that uses no Redis (the migration step) may share
+            # the settings; one that does requires REDIS_URL itself.
+            if self.redis_url and not self.redis_url.startswith(("redis://", "rediss://")):
                 raise ValueError(
                     "REDIS_URL: with Sentinel, a redis:// or rediss:// URL (the sentinels give the address)"
                 )
