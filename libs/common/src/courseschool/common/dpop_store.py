@@ -6,7 +6,10 @@ Redis holds both, shared by every replica: one `SET NX EX` per proof (a fixed-si
 the proof key's thumbprint and a digest of the `jti`, so an entry costs the same
 whatever a client sends), and one nonce per period, made by whichever replica asks
 first. While Redis cannot be reached, this process's memory takes over, bounded, so
-DPoP keeps working on each replica for its own share of the traffic.
+DPoP keeps working on each replica for its own share of the traffic; what it took then
+stays refused here once Redis answers again. A proof id Redis lost (a failover to a
+replica it had not reached, a proof another process took while Redis was away) can be
+replayed once, and only while the proof's `iat` is within the window (docs/capacity.md).
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ class MemoryDpopStore:
         self._seen[key] = now + ttl
         return True
 
+    def remembers(self, key: str) -> bool:
+        """Whether `key` was recorded here and is not forgotten yet."""
+        expiry = self._seen.get(key)
+        return expiry is not None and expiry > self._clock.now()
+
     async def nonce(self, window: int, ttl: int) -> str:
         if window not in self._nonces:
             self._nonces = {w: n for w, n in self._nonces.items() if w >= window - 2}
@@ -66,6 +74,10 @@ class RedisDpopStore:
         self._fallback = MemoryDpopStore(clock=clock)
 
     async def first_use(self, key: str, ttl: int) -> bool:
+        # A proof this process took while Redis was away is in its memory only: Redis (back,
+        # or a promoted replica) never heard of it, and must not be asked alone.
+        if self._fallback.remembers(key):
+            return False
         try:
             return bool(await self._redis.set(f"{self._prefix}:jti:{key}", b"1", nx=True, ex=ttl))
         except (redis.exceptions.RedisError, OSError) as exc:
