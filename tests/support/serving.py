@@ -40,6 +40,8 @@ PLATFORM_ENV = (
     "PORT",
     "FORWARDED_ALLOW_IPS",
     "DEV",
+    "REDIS_SENTINEL_MASTER",
+    "REDIS_SENTINELS",
 )
 
 
