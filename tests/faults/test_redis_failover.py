@@ -277,6 +277,8 @@ async def test_a_failover_keeps_sign_in_refresh_and_revocations_going(
     assert not failed, f"answers other than 200 and 503 (a 500, no answer, a lineage lost): {failed[:10]}"
     assert all(a.error == "temporarily_unavailable" for a in load.answers if a.status == 503 and a.kind != "read")
     assert recovery <= RECOVERY_BOUND, f"sign-in and refresh worked again {recovery:.1f} s after the kill"
+    assert killed_at < revoked_in_window < promoted_at, "the first revocation was not answered in the window"
+    assert revoked_after > fed_at, "the second revocation was not made after the failover"
     assert not _log_problems(topology), "\n".join(_log_problems(topology)[:10])
     for name, service in topology.services.items():
         assert service.running(), f"{name} died: the services ride through a failover"
