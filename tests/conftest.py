@@ -45,6 +45,7 @@ TABLES = (
     "authz_school_block_keys",
     "authz_school_blocks",
     "authz_school_two_step",
+    "authz_passkeys",
     "authz_recovery_codes",
     "authz_totp",
     "authz_users",

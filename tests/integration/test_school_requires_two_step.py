@@ -131,7 +131,7 @@ async def test_the_admin_reset_forgets_the_second_factors(flow: Flow) -> None:
     user, _, _ = await person_with_app(flow)
     admin = AdminService(flow.client.app.state.authz.administration)  # type: ignore[attr-defined]
     answer = await admin.reset_second_factors(user["email"])
-    assert answer["removed"] == {"totp": 1, "recovery_codes": 10}
+    assert answer["removed"] == {"totp": 1, "recovery_codes": 10, "passkeys": 0}
     assert await flow.count(f"authz_totp WHERE user_id = '{user['id']}'") == 0
     reset = await events(flow, "second_factors_reset")
     assert reset[0]["subject"] == user["id"]

@@ -45,6 +45,7 @@ from .storage.housekeeping import PgHousekeeping
 from .storage.interactions import RedisInteractionStore
 from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
+from .storage.passkeys import Passkeys
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
 from .storage.second_step import RedisSecondStepStore
@@ -202,6 +203,7 @@ class _Served:
     mail: PgMailOutbox
     activity: ActivityReader
     second_steps: RedisSecondStepStore
+    passkeys: Passkeys
     page_key: bytes
 
     @classmethod
@@ -221,6 +223,7 @@ class _Served:
             mail=PgMailOutbox(pool, enabled=settings.smtp_url is not None),
             activity=ActivityReader(resource, settings.internal_token),
             second_steps=RedisSecondStepStore(s.redis, settings.interaction_ttl),
+            passkeys=Passkeys.build(pool, s.redis),
             page_key=hmac.new(kek, b"courseschool page forms", hashlib.sha256).digest(),
         )
 
@@ -267,6 +270,7 @@ class _Served:
             school_apps=self.school_apps,
             second_factors=s.second_factors,
             second_steps=self.second_steps,
+            passkeys=self.passkeys,
             default_resource=default_resource,
             known_resources=known_resources,
             page_key=self.page_key,
@@ -290,5 +294,6 @@ class _Served:
             activity=self.activity,
             second_factors=s.second_factors,
             second_steps=self.second_steps,
+            passkeys=self.passkeys,
             page_key=self.page_key,
         )

@@ -50,6 +50,7 @@ from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
 from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
+from .storage.passkeys import Passkeys
 from .storage.revocations import PgRedisRevoker
 from .storage.school_apps import PgSchoolAppStore
 from .storage.second_factors import PgSecondFactorStore
@@ -116,6 +117,7 @@ class SignInPages:
     school_apps: PgSchoolAppStore  # apps a school blocked
     second_factors: PgSecondFactorStore  # the second step of a sign-in, the school's requirement
     second_steps: RedisSecondStepStore  # sign-ins between the password and the code; codes shown once
+    passkeys: Passkeys  # a passkey as the second step, or in place of the password
     default_resource: str
     known_resources: frozenset[str]
     page_key: bytes  # MACs the CSRF tokens of forms bound to a session (sign-out, sign-in)
@@ -138,6 +140,7 @@ class AccountPages:
     activity: ActivityReader  # what apps did, from the resource API
     second_factors: PgSecondFactorStore  # the person's security page, the school's requirement
     second_steps: RedisSecondStepStore  # recovery codes shown once
+    passkeys: Passkeys  # the person's passkeys: added, named, removed
     page_key: bytes
 
 

@@ -1,5 +1,6 @@
 """Second factors in `authz_totp` and `authz_recovery_codes`, and a school's
-requirement of two-step sign-in in `authz_school_two_step`. The TOTP secret is sealed
+requirement of two-step sign-in in `authz_school_two_step` (passkeys, in
+`authz_passkeys`, are storage/passkeys.py's; they are counted and reset here). The TOTP secret is sealed
 under the key-encryption key (common/jose.KeyEncryptor, the user id as associated
 data); recovery codes are kept as digests (protocol/second_factors). Single use is one
 statement each: a code's step must be later than the last one accepted, a recovery
@@ -47,12 +48,15 @@ RETURNING 1
 _SUMMARY = """
 SELECT
   EXISTS (SELECT 1 FROM authz_totp WHERE user_id = $1 AND confirmed_at IS NOT NULL) AS totp,
-  (SELECT count(*) FROM authz_recovery_codes WHERE user_id = $1 AND used_at IS NULL) AS recovery_codes_left
+  (SELECT count(*) FROM authz_recovery_codes WHERE user_id = $1 AND used_at IS NULL) AS recovery_codes_left,
+  (SELECT count(*) FROM authz_passkeys WHERE user_id = $1) AS passkeys
 """
 _RESET = """
 WITH t AS (DELETE FROM authz_totp WHERE user_id = $1 RETURNING 1),
-     r AS (DELETE FROM authz_recovery_codes WHERE user_id = $1 RETURNING 1)
-SELECT (SELECT count(*) FROM t) AS totp, (SELECT count(*) FROM r) AS recovery_codes
+     r AS (DELETE FROM authz_recovery_codes WHERE user_id = $1 RETURNING 1),
+     p AS (DELETE FROM authz_passkeys WHERE user_id = $1 RETURNING 1)
+SELECT (SELECT count(*) FROM t) AS totp, (SELECT count(*) FROM r) AS recovery_codes,
+       (SELECT count(*) FROM p) AS passkeys
 """
 _RULE = "SELECT required FROM authz_school_two_step WHERE school_id = $1"
 _SET_RULE = """
@@ -74,11 +78,12 @@ class Factors(msgspec.Struct, frozen=True, kw_only=True):
 
     totp: bool
     recovery_codes_left: int
+    passkeys: int = 0
 
     @property
     def any(self) -> bool:
         """A second step they can take at sign-in (recovery codes alone are a way back, not a factor)."""
-        return self.totp
+        return self.totp or self.passkeys > 0
 
 
 def _aad(user_id: str) -> str:
@@ -129,12 +134,12 @@ class PgSecondFactorStore:
 
     async def factors(self, user_id: str) -> Factors:
         row = await self._pool.fetchrow(_SUMMARY, uuid.UUID(user_id))
-        return Factors(totp=row["totp"], recovery_codes_left=row["recovery_codes_left"])
+        return Factors(totp=row["totp"], recovery_codes_left=row["recovery_codes_left"], passkeys=row["passkeys"])
 
     async def reset(self, user_id: str) -> dict[str, int]:
         """Every second factor of the person gone; how many of each."""
         row = await self._pool.fetchrow(_RESET, uuid.UUID(user_id))
-        return {"totp": row["totp"], "recovery_codes": row["recovery_codes"]}
+        return {"totp": row["totp"], "recovery_codes": row["recovery_codes"], "passkeys": row["passkeys"]}
 
     async def two_step_rule(self, school_id: str) -> str:
         return await self._pool.fetchval(_RULE, uuid.UUID(school_id)) or "none"

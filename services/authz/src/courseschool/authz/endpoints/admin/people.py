@@ -110,13 +110,17 @@ class PeopleAdmin(AdminBase):
         return {"id": user["id"], "email": user["email"], "grants_ended": ended, **shown}
 
     async def reset_second_factors(self, ref: str) -> dict[str, Any]:
-        """Forget the person's authenticator app and recovery codes (they lost their
-        phone): they sign in with their password again, and set up a new app where their
+        """Forget the person's authenticator app, recovery codes and passkeys (they lost
+        their phone): they sign in with their password again, and set up a new app where their
         school requires one (asked right after the password)."""
         user = await self.user(ref)
         removed = await self.c.second_factors.reset(user["id"])
         await self._audit(
-            "second_factors_reset", subject=user["id"], totp=removed["totp"], recovery_codes=removed["recovery_codes"]
+            "second_factors_reset",
+            subject=user["id"],
+            totp=removed["totp"],
+            recovery_codes=removed["recovery_codes"],
+            passkeys=removed["passkeys"],
         )
         return {"id": user["id"], "email": user["email"], "removed": removed}
 
