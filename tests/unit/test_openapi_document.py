@@ -52,6 +52,12 @@ PAGE_PATHS = (
     "/oauth/security/remove-totp",
     "/oauth/security/renew-codes",
     "/oauth/school/security",
+    "/oauth/security/passkeys/new",
+    "/oauth/security/passkeys",
+    "/oauth/security/passkeys/{passkey_id}/rename",
+    "/oauth/security/passkeys/{passkey_id}/remove",
+    "/oauth/signin/passkey",
+    "/oauth/signin/second-step/passkey",
 )
 
 

@@ -21,6 +21,7 @@ from ..protocol.registration import ClientMetadata, ClientUpdate
 from .account import account_paths
 from .oversight import oversight_paths
 from .pages import _AUTHORIZE_PARAMS, _ERROR_PAGE, _logout_operations, _query
+from .passkeys import passkey_paths
 from .registration import configuration_paths
 from .schemas import (
     _CALLBACK,
@@ -135,6 +136,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         **account_paths(),
         **oversight_paths(),
         **security_paths(),
+        **passkey_paths(),
         "/oauth/authorize": {
             "post": {
                 "operationId": "authorize_post",

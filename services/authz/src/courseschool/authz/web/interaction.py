@@ -26,6 +26,7 @@ from ..endpoints.interaction import (
     switch_user,
 )
 from ..endpoints.interaction_second_step import login_second_step, recovery_codes_to_show
+from ..endpoints.passkey_sign_in import interaction_passkey, second_step_options, sign_in_options
 from ..endpoints.second_factors import required_enrolment
 from ..families import SignInPages
 from ..settings import AuthzSettings
@@ -70,10 +71,12 @@ def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) 
 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)
 async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    interaction = await open_interaction(pages, uid, request.cookies.get(BINDING_COOKIE))
+    binding = request.cookies.get(BINDING_COOKIE) or ""
+    interaction = await open_interaction(pages, uid, binding)
     if interaction.user_id is None and interaction.second_step is not None:
-        return await _second_step_page(pages, interaction)
+        return await _second_step_page(pages, interaction, binding)
     if interaction.user_id is None:
+        passkey = await sign_in_options(pages, binding)
         return render(
             "login.html",
             uid=uid,
@@ -81,6 +84,8 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             error=interaction.login_error,
             client=await client_label(pages, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
+            passkey=passkey,
+            passkey_script=passkey is not None,
         )
     codes = await recovery_codes_to_show(pages, interaction)
     if codes:  # the app the school required was set up in this sign-in: its codes, once, before consent
@@ -106,7 +111,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
     )
 
 
-async def _second_step_page(pages: SignInPages, interaction: Interaction) -> Response[Any]:
+async def _second_step_page(pages: SignInPages, interaction: Interaction, binding: str) -> Response[Any]:
     """After the password: the code, or the authenticator app the school requires set up."""
     uid, step = interaction.uid, interaction.second_step
     action = f"/oauth/interaction/{uid}/second-step"
@@ -123,7 +128,16 @@ async def _second_step_page(pages: SignInPages, interaction: Interaction) -> Res
             school_name=view.school_name,
             back=None,
         )
-    return render("second_step.html", action=action, csrf=interaction.csrf, error=interaction.login_error)
+    passkey = await second_step_options(pages, step, binding) if step is not None else None
+    return render(
+        "second_step.html",
+        action=action,
+        csrf=interaction.csrf,
+        error=interaction.login_error,
+        passkey=passkey,
+        passkey_action=f"/oauth/interaction/{uid}/passkey",
+        passkey_script=passkey is not None,
+    )
 
 
 async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
@@ -162,6 +176,19 @@ async def second_step_submit(
     """The code after the password (or the first code of the app the school requires)."""
     interaction, fields = await _checked_form(uid, request, pages)
     session_id = await login_second_step(pages, interaction, fields.get("code", ""), ip=client_ip(request))
+    cookies = []
+    if session_id is not None:
+        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
+    return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
+
+
+@post("/oauth/interaction/{uid:str}/passkey", opt=PAGE)
+async def passkey_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    """A passkey in place of the password, or as the second step after it."""
+    interaction, fields = await _checked_form(uid, request, pages)
+    session_id = await interaction_passkey(
+        pages, interaction, request.cookies.get(BINDING_COOKIE), fields.get("credential", ""), ip=client_ip(request)
+    )
     cookies = []
     if session_id is not None:
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))

@@ -34,6 +34,9 @@ STYLESHEET = (files("courseschool.authz.web") / "templates" / "style.css").read_
 # our origin like the stylesheet, allowed only on the pages that load it (`scripts`).
 LOCAL_TIME_SCRIPT = (files("courseschool.authz.web") / "templates" / "local-time.js").read_bytes()
 LOCAL_TIME_PATH = "/oauth/assets/local-time.js"
+# The passkeys' script (navigator.credentials), on the pages that offer a passkey (`passkey_script`).
+PASSKEYS_SCRIPT = (files("courseschool.authz.web") / "templates" / "passkeys.js").read_bytes()
+PASSKEYS_PATH = "/oauth/assets/passkeys.js"
 
 
 def _csp(form_target: str | None, scripts: bool = False) -> str:
@@ -68,16 +71,22 @@ def render(
     form_target: str | None = None,
     cookies: list[Cookie] | None = None,
     scripts: bool = False,
+    passkey_script: bool = False,
     **ctx: Any,
 ) -> Response[str]:
-    """`scripts`: the page loads our local-time script (LOCAL_TIME_PATH), which its
-    Content-Security-Policy then allows; no page runs any other script."""
-    html = _env.get_template(template).render(local_time_script=LOCAL_TIME_PATH if scripts else None, **ctx)
+    """`scripts`: the page loads our local-time script (LOCAL_TIME_PATH); `passkey_script`, our
+    passkeys' script (PASSKEYS_PATH). Its Content-Security-Policy then allows scripts of
+    our origin; no page runs any other script."""
+    html = _env.get_template(template).render(
+        local_time_script=LOCAL_TIME_PATH if scripts else None,
+        passkeys_script=PASSKEYS_PATH if passkey_script else None,
+        **ctx,
+    )
     return Response(
         html,
         status_code=status,
         media_type="text/html; charset=utf-8",
-        headers=page_headers(form_target, scripts=scripts),
+        headers=page_headers(form_target, scripts=scripts or passkey_script),
         cookies=cookies or [],
     )
 
@@ -133,8 +142,17 @@ async def stylesheet() -> Response[bytes]:
 
 @get(LOCAL_TIME_PATH)
 async def local_time_script() -> Response[bytes]:
+    return _script(LOCAL_TIME_SCRIPT)
+
+
+@get(PASSKEYS_PATH)
+async def passkeys_script() -> Response[bytes]:
+    return _script(PASSKEYS_SCRIPT)
+
+
+def _script(body: bytes) -> Response[bytes]:
     return Response(
-        LOCAL_TIME_SCRIPT,
+        body,
         media_type="text/javascript",
         headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
     )

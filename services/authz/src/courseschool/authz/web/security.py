@@ -18,6 +18,7 @@ from litestar import Request, Response, Router, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
+from ..endpoints.passkeys import passkeys_view
 from ..endpoints.second_factors import (
     WRONG_ENROLMENT_CODE,
     begin_totp,
@@ -42,7 +43,7 @@ SCHOOL_PATH = "/oauth/school/security"
 PURPOSE = "security"  # the forms' CSRF purpose
 SCHOOL_PURPOSE = "school-security"
 ACTIONS = ("remove-totp", "renew-codes")
-DONE = ("removed", "school")
+DONE = ("removed", "school", "passkey-added", "passkey-renamed", "passkey-removed")
 
 
 def _codes_key(session_id: str) -> str:
@@ -65,8 +66,11 @@ async def security_page(request: Request[Any, Any, Any], account: AccountPagesDe
         "security.html",
         user=user,
         view=await security_view(account, user),
+        passkeys=await passkeys_view(account, user),
         school_name=await account.users.school_name(user.school_id) or "your school",
         done=done if done in DONE else None,
+        passkey_script=True,
+        scripts=True,
     )
 
 

@@ -18,6 +18,14 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
+from ..endpoints.passkey_sign_in import (
+    PASSKEY_NOT_RIGHT,
+    PASSKEY_REFUSED,
+    passkey_second_step,
+    passkey_sign_in,
+    second_step_options,
+    sign_in_options,
+)
 from ..endpoints.second_factors import WRONG_ENROLMENT_CODE, required_enrolment
 from ..endpoints.signin import (
     LOGIN_FAILED,
@@ -106,7 +114,7 @@ def _signin_cookie(settings: AuthzSettings, value: str, max_age: int) -> Cookie:
     )
 
 
-_SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES}
+_SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES, "passkey": PASSKEY_REFUSED}
 
 
 @get(PATH, opt=PAGE)
@@ -117,12 +125,15 @@ async def signin_page(request: Request[Any, Any, Any], pages: SignInPagesDep) ->
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding or len(binding) > 128:
         binding = new_token()
+    passkey = await sign_in_options(pages, binding)
     return render(
         "signin.html",
         csrf=page_forms.form_token(pages, PURPOSE, binding),
         error=_SIGNIN_ERRORS.get(request.query_params.get("failed") or ""),
         next=next_page,
         cookies=[_signin_cookie(pages.settings, binding, pages.settings.interaction_ttl)],
+        passkey=passkey,
+        passkey_script=passkey is not None,
     )
 
 
@@ -145,6 +156,29 @@ async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) 
     return _signed_in(pages, outcome.session_id, next_page)
 
 
+@post(f"{PATH}/passkey", opt=PAGE)
+async def passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    """A passkey in place of the password."""
+    fields = await form_fields(request)
+    binding = _checked_binding(request, pages, PURPOSE, fields)
+    next_page = _next(fields.get("next"))
+    signed_in = await passkey_sign_in(
+        pages, binding, fields.get("credential", ""), ip=client_ip(request), client_id=None
+    )
+    if signed_in is None:
+        return see_other(f"{signin_url(next_page)}&failed=passkey")
+    return _signed_in(pages, signed_in.session_id, next_page)
+
+
+def _checked_binding(request: Request[Any, Any, Any], pages: SignInPages, purpose: str, fields: dict[str, str]) -> str:
+    """This page's cookie, when the form's token is of it (403 otherwise)."""
+    binding = request.cookies.get(SIGNIN_COOKIE)
+    if not binding:
+        raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
+    page_forms.check_form_token(pages, purpose, binding, fields.get("csrf", ""))
+    return binding
+
+
 def _signed_in(pages: SignInPages, session_id: str, next_page: str) -> Response[Any]:
     cookies = [
         session_cookie(pages.settings, session_id, pages.settings.session_ttl),
@@ -165,7 +199,16 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
     action = f"{SECOND_STEP}?{urlencode({'next': next_page})}"
     error = _STEP_ERRORS.get(request.query_params.get("failed") or "")
     if step.what == "verify":
-        return render("second_step.html", action=action, csrf=csrf, error=error)
+        passkey = await second_step_options(pages, step, binding)
+        return render(
+            "second_step.html",
+            action=action,
+            csrf=csrf,
+            error=error,
+            passkey=passkey,
+            passkey_action=f"{SECOND_STEP}/passkey?{urlencode({'next': next_page})}",
+            passkey_script=passkey is not None,
+        )
     view = await required_enrolment(pages, step)
     return render(
         "enrol.html",
@@ -180,7 +223,7 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
     )
 
 
-_STEP_ERRORS = {"code": WRONG_CODE, "enrol": WRONG_ENROLMENT_CODE}
+_STEP_ERRORS = {"code": WRONG_CODE, "enrol": WRONG_ENROLMENT_CODE, "passkey": PASSKEY_NOT_RIGHT}
 
 
 @post(SECOND_STEP, opt=PAGE)
@@ -212,3 +255,24 @@ async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPages
     await pages.second_steps.save(binding, step)
     failed = "code" if step.what == "verify" else "enrol"
     return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")
+
+
+@post(f"{SECOND_STEP}/passkey", opt=PAGE)
+async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    """A passkey as the second step."""
+    fields = await form_fields(request)
+    next_page = _next(request.query_params.get("next"))
+    binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
+    step = await pages.second_steps.get(binding)
+    if step is None:
+        return see_other(signin_url(next_page))
+    credential = fields.get("credential", "")
+    signed_in = await passkey_second_step(pages, step, binding, credential, ip=client_ip(request), client_id=None)
+    if signed_in is not None:
+        await pages.second_steps.drop(binding)
+        return _signed_in(pages, signed_in.session_id, next_page)
+    if step.failures >= MAX_FAILURES:
+        await pages.second_steps.drop(binding)
+        return see_other(f"{signin_url(next_page)}&failed=codes")
+    await pages.second_steps.save(binding, step)
+    return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': 'passkey'})}")
