@@ -91,14 +91,16 @@ def running_platform(
     base_url: str | None = None,
     extra_env: dict[str, str] | None = None,
     command: tuple[str, ...] = ("courseschool.platform", "run"),
+    public_host: str = "127.0.0.1",
 ) -> Iterator[Platform]:
     """`extra_env` adds or replaces settings (a rate limit a test counts against, say);
     `command` is the module run with `-m` (and `--port N`): the platform's `run` unless a
-    test needs what no setting gives (tests/support/platform_with_site.py)."""
+    test needs what no setting gives (tests/support/platform_with_site.py). `public_host`:
+    the host of the public origin at the platform's port (passkeys need a name: localhost)."""
     port = free_port()
     internal_token = secrets.token_urlsafe(32)
     address = f"http://127.0.0.1:{port}"
-    base_url = base_url or address
+    base_url = base_url or f"http://{public_host}:{port}"
     log_path = data_dir / "platform.log"
     env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV}
     env.update(

@@ -62,6 +62,10 @@ async def test_a_passkey_signs_in_alone_on_the_sign_in_page(here: Flow) -> None:
     page = await here.client.get("/oauth/signin", params={"next": "/oauth/apps"})
     action, csrf, options = passkey_form(page.text)
     assert action == "/oauth/signin/passkey" and options["userVerification"] == "required"
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert '<script src="/oauth/assets/passkeys.js" defer></script>' in page.text
+    script = await here.client.get("/oauth/assets/passkeys.js")
+    assert script.headers["content-type"].startswith("text/javascript") and b"navigator.credentials" in script.content
     assert options.get("allowCredentials") in (None, [])  # discoverable: the passkey says whose it is
     done = await here.client.post(
         action, data={"csrf": csrf, "next": "/oauth/apps", "credential": authenticator.get(options)}

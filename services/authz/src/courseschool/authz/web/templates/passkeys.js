@@ -3,7 +3,8 @@
 // form stays hidden unless this browser can use passkeys; on submit, the browser's
 // passkey dialog runs, its answer goes into the form's "credential" field as JSON, and
 // the form is posted as any other (its CSRF token with it). The server verifies it.
-// Without this script, or without WebAuthn, no passkey is offered and nothing else changes.
+// Without this script, or without WebAuthn, no passkey is offered (the elements marked
+// data-passkey-none say so) and nothing else changes.
 (function () {
   "use strict";
   if (!window.PublicKeyCredential || !navigator.credentials) {
@@ -82,6 +83,9 @@
 
   document.querySelectorAll("[data-passkey-only]").forEach(function (element) {
     element.hidden = false;
+  });
+  document.querySelectorAll("[data-passkey-none]").forEach(function (element) {
+    element.hidden = true;
   });
   document.querySelectorAll("form[data-passkey]").forEach(function (form) {
     form.hidden = false;
