@@ -20,6 +20,7 @@ from ..families import SignInPages
 from ..protocol.models import User
 from ..protocol.passkeys import (
     Asserted,
+    Assertion,
     Refused,
     RelyingParty,
     authentication_options,
@@ -152,7 +153,7 @@ async def interaction_passkey(
 
 def _checked(
     rp: RelyingParty | str,
-    parsed: object,
+    parsed: Assertion | Refused,
     key: Passkey | None,
     user: User | None,
     challenge: bytes | None,
@@ -175,7 +176,7 @@ def _checked(
         return Refused(reason="the passkey is another person's")
     return verify_assertion(
         rp,
-        parsed,  # type: ignore[arg-type]
+        parsed,
         challenge=challenge,
         public_key=key.public_key,
         sign_count=key.sign_count,

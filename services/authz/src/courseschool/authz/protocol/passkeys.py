@@ -52,6 +52,7 @@ CHALLENGE_TTL = 300  # seconds a challenge stays usable: the timeout and the for
 MAX_NAME = 64
 
 Unavailable = Literal["ip_address", "not_secure"]
+Assertion = AuthenticationCredential  # the browser's answer to navigator.credentials.get(), read
 
 
 class RelyingParty(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,7 +159,7 @@ def verify_registration(rp: RelyingParty, credential: str, *, challenge: bytes) 
     )
 
 
-def parsed_assertion(credential: str) -> AuthenticationCredential | Refused:
+def parsed_assertion(credential: str) -> Assertion | Refused:
     """The browser's answer to `navigator.credentials.get()`, read (not yet verified): its
     credential id says whose passkey to verify it with."""
     try:
@@ -169,7 +170,7 @@ def parsed_assertion(credential: str) -> AuthenticationCredential | Refused:
 
 def verify_assertion(
     rp: RelyingParty,
-    credential: AuthenticationCredential,
+    credential: Assertion,
     *,
     challenge: bytes,
     public_key: bytes,
