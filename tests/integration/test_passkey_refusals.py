@@ -235,3 +235,23 @@ async def test_wrong_passkeys_count_in_the_lockout_as_wrong_codes_do(three_strik
     alone = await flow.client.post(action, data={"csrf": csrf, "credential": key.get(options)})
     assert alone.status_code == 429  # the passkey alone is locked out at this account too
     assert await sessions(flow) == 1  # only the set-up's own sign-in
+
+
+async def test_five_wrong_passkeys_at_the_second_step_ask_for_the_password_again(here: Flow) -> None:
+    user, key = await person_with_passkey(here)
+    shown = await here.client.get("/oauth/signin")
+    await here.client.post(
+        "/oauth/signin", data={"csrf": csrf_of(shown.text), "email": user["email"], "password": user["password"]}
+    )
+    location = "/oauth/signin/second-step"
+    for attempt in range(5):
+        step = await here.client.get(location)
+        assert ("That passkey was not accepted. Try it again, or type a code." in step.text) == (attempt > 0)
+        action, csrf, options = passkey_form(step.text)
+        wrong = await here.client.post(action, data={"csrf": csrf, "credential": key.get(options, rp_id="x.test")})
+        assert not signed_in(wrong)
+        location = wrong.headers["location"]
+    assert location == "/oauth/signin?next=%2Foauth%2Fapps&failed=codes"
+    again = await here.client.get("/oauth/signin/second-step")
+    assert again.headers["location"] == "/oauth/signin?next=%2Foauth%2Fapps"  # the password first
+    assert len(await events(here, "second_factor_failed")) == 5
