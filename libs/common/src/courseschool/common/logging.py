@@ -11,7 +11,10 @@ A request id is bound per request (`web.handled`, run by `web.RequestMiddleware`
 through contextvars, so every event of a request carries it. The one line per request
 (`request_line`) skips structlog's processor chain in JSON format. Audit events
 (`audit`) are logged whatever LOG_LEVEL says, counted, and handed to the listeners
-registered with `listen_to_audit` (the authorization server's event store).
+registered with `listen_to_audit` (the authorization server's event store). An audit
+event made while a request is served names the caller's address (`ip`) when its call
+did not name one (`request_source`, bound by `web.handled` next to the request id), so
+every event a request caused carries where it came from.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, MutableMapping
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -163,12 +167,34 @@ def listen_to_audit(listener: AuditListener) -> Callable[[], None]:
     return lambda: _listeners.remove(listener) if listener in _listeners else None
 
 
+# The caller's address of the request being served (None: no request, such as a
+# background task or the admin CLI, which names its own source).
+_request_source: ContextVar[str | None] = ContextVar("request_source", default=None)
+
+
+def bind_request_source(address: str) -> Token[str | None]:
+    """Name the caller's address for the audit events of this request (`web.handled`);
+    the token resets it after the request."""
+    return _request_source.set(address)
+
+
+def reset_request_source(token: Token[str | None]) -> None:
+    _request_source.reset(token)
+
+
 def audit(
     event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object
 ) -> None:
     """A security or administration event: who did what to whom, through which client.
-    The request id is added from the context. Never pass a secret here. Logged as it is
-    (an operator's SIEM reads the lines) and handed to the listeners (the event store)."""
+    The request id is added from the context, and the caller's address (`ip`) when the
+    call names neither `ip` nor `source`. Never pass a secret here. Logged as it is (an
+    operator's SIEM reads the lines) and handed to the listeners (the event store)."""
+    if fields.get("ip") is None and fields.get("source") is None:
+        fields.pop("ip", None)
+        fields.pop("source", None)
+        address = _request_source.get()
+        if address is not None:
+            fields["ip"] = address
     _audit_logger().info(event, audit=True, actor=actor, subject=subject, client_id=client_id, **fields)
     count_audit_event(event, {"actor": actor, **fields})
     for listener in tuple(_listeners):

@@ -70,6 +70,13 @@ MAIL_SENDS = Counter(
     "Tries to hand a message to the SMTP relay, by result: sent, failed (tried again later), abandoned",
     ["result"],
 )
+ANONYMOUS_EVENTS = Counter(
+    "courseschool_anonymous_events_total",
+    "Audit events an anonymous caller caused about no one (an unusable metadata-document URL, a failed sign-in "
+    "to no account, a source locked out): logged and counted here, not stored in the record of events nor sent "
+    "to the webhook, by action",
+    ["action"],
+)
 SIGNING_KEY_ACTIVATED = Gauge(
     "courseschool_signing_key_activated_timestamp_seconds",
     "When the active signing key of each algorithm began signing (Unix time)",

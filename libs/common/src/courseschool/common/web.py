@@ -35,9 +35,9 @@ from .errors import NotFoundError
 from .forwarded import ProxyHeadersMiddleware
 from .health import ReadyCheck, health_handlers
 from .http import Held
-from .logging import request_line
+from .logging import bind_request_source, request_line, reset_request_source
 from .metrics import exposition, record_request
-from .raw import first_header, header_values, send_document
+from .raw import client_address, first_header, header_values, send_document
 from .secrets import same
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -62,8 +62,8 @@ class RequestMiddleware:
 async def handled(service: str, scope: HTTPScope, send: Send, respond: Callable[[Send], Awaitable[None]]) -> None:
     """`respond(send)` with what every HTTP request gets: a request id (the caller's
     `X-Request-ID` if well-formed, else a new one) bound to the log context and echoed
-    on the response, one log line, and the Prometheus count and latency by route
-    template."""
+    on the response, the caller's address bound for the audit events, one log line,
+    and the Prometheus count and latency by route template."""
     request_id = first_header(scope, b"x-request-id") or ""
     if not _REQUEST_ID.match(request_id):
         request_id = os.urandom(16).hex()
@@ -71,6 +71,7 @@ async def handled(service: str, scope: HTTPScope, send: Send, respond: Callable[
     # Bound for this request, restored after it: an in-process call to another app
     # (the all-in-one platform) must not clear its caller's context.
     bound = structlog.contextvars.bind_contextvars(request_id=request_id)
+    source = bind_request_source(client_address(scope))  # every audit event names its caller
     started = time.perf_counter()
     status = 500
 
@@ -89,6 +90,7 @@ async def handled(service: str, scope: HTTPScope, send: Send, respond: Callable[
         if _requests_logged():
             request_line(method=scope["method"], path=scope["path"], status=status, ms=round(seconds * 1000, 2))
         structlog.contextvars.reset_contextvars(**bound)
+        reset_request_source(source)
 
 
 def _requests_logged() -> bool:

@@ -4,6 +4,14 @@ a task of its own, so that no request waits for the record. Administrators' acti
 written before the action answers (`flush`). If the database cannot take them, events
 wait in a bounded buffer; past its size the oldest are dropped, counted and logged (the
 log line of each event was written all the same).
+
+Not every event is kept one by one: what an anonymous caller can make happen at will,
+concerning no one (a new unreachable metadata-document URL at /oauth/authorize, a failed
+sign-in to an account that does not exist, a source locked out), is logged and counted
+in /metrics (`courseschool_anonymous_events_total`), never stored nor sent to the
+webhook, so that a flood of them costs no rows and holds back no real alert (issue 38,
+T4-3). What concerns a person or a client the platform knows is kept, and names its
+source address (`common.logging.audit` adds the request's).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import structlog
 from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import listen_to_audit
+from courseschool.common.metrics import ANONYMOUS_EVENTS
 
 from .storage.events import EventRow, PgEventStore
 
@@ -50,7 +59,14 @@ SECURITY_ACTIONS = frozenset(
 )
 # Grants ended for a reason security must see (reuse, a password reset, a role change).
 SECURITY_REASONS = frozenset({"code_reused", "refresh_reused", "password_reset", "role_changed", "user_disabled"})
+# What anyone can cause without an account, about no one: counted, not stored.
+ANONYMOUS_NOISE = frozenset({"client_metadata_refused", "client_metadata_fetched", "login_failed", "login_locked"})
 _NOT_DETAILS = frozenset({"actor", "subject", "client_id", "ip", "source", "grant_id"})
+
+
+def is_anonymous_noise(action: str, fields: dict[str, Any]) -> bool:
+    """An event an anonymous caller can repeat at will that concerns no known person."""
+    return action in ANONYMOUS_NOISE and fields.get("subject") is None
 
 
 def kind_of(action: str, fields: dict[str, Any]) -> str:
@@ -102,7 +118,11 @@ class EventRecorder(BackgroundLoop):
         super().__init__()
 
     def hear(self, action: str, fields: dict[str, Any]) -> None:
-        """The audit listener: keep the event for the next batch (never blocks)."""
+        """The audit listener: keep the event for the next batch (never blocks); an
+        anonymous caller's noise is only counted."""
+        if is_anonymous_noise(action, fields):
+            ANONYMOUS_EVENTS.labels(action).inc()
+            return
         if len(self._buffer) == self._buffer.maxlen:
             self.dropped += 1
             log.warning("audit_event_dropped", action=action, buffered=len(self._buffer))
