@@ -22,7 +22,7 @@ ALLOWED = {
     # The webhook outbox is on PostgreSQL's clock alone: its lease and retry delays are
     # written and compared by now() in the same statements, never against a moment the
     # application wrote.
-    "services/authz/src/courseschool/authz/webhook.py": "the outbox's own delays",
+    "services/authz/src/courseschool/authz/storage/webhook_outbox.py": "the outbox's own delays",
     "services/authz/src/courseschool/authz/storage/mail_outbox.py": "the mail outbox's lease and retry delays",
     # The migration runner's own table: when a migration was applied, shown only.
     "libs/common/src/courseschool/common/db.py": "schema_migrations.applied_at",

@@ -70,6 +70,22 @@ MAIL_SENDS = Counter(
     "Tries to hand a message to the SMTP relay, by result: sent, failed (tried again later), abandoned",
     ["result"],
 )
+WEBHOOK_OUTBOX = Gauge(
+    "courseschool_webhook_outbox_deliveries",
+    "Deliveries to the operator's webhook (EVENTS_WEBHOOK_URL) in its outbox, by state: pending (not delivered "
+    "yet), retrying (pending, tried and failed at least once), abandoned (given up after "
+    "EVENTS_WEBHOOK_MAX_ATTEMPTS); sampled from PostgreSQL by the authorization server's webhook delivery",
+    ["state"],
+)
+WEBHOOK_OLDEST = Gauge(
+    "courseschool_webhook_outbox_oldest_pending_seconds",
+    "How long the event of the oldest delivery not made yet has waited in the webhook outbox (0: none waits)",
+)
+WEBHOOK_SENDS = Counter(
+    "courseschool_webhook_sends_total",
+    "Tries to deliver an event to the operator's webhook, by result: delivered, failed (tried again later), abandoned",
+    ["result"],
+)
 ANONYMOUS_EVENTS = Counter(
     "courseschool_anonymous_events_total",
     "Audit events an anonymous caller caused about no one (an unusable metadata-document URL, a failed sign-in "

@@ -3,16 +3,23 @@
 engineer with the tools it already runs.
 
 The event store puts each such event in `authz_webhook_outbox` in the statement that
-records it; this task delivers from there, so no request ever waits for a receiver. A
-delivery is claimed first, one at a time (its next attempt pushed a lease ahead, other
-replicas skip it), then sent once with a time limit. The lease is longer than the send
-can take (twice EVENTS_WEBHOOK_TIMEOUT, the whole send's hard limit, plus a minute for
-the database): a lease that had to cover a whole batch (20 deliveries of up to 5 s each
-under a 60 s lease) ran out while the batch was still being sent, and another replica
-sent the rest again (issue 38, T4-4). a 2xx marks it delivered and it is never sent
-again; anything else is tried again later with a doubling delay, up to
-EVENTS_WEBHOOK_MAX_ATTEMPTS, then abandoned and logged. A crash between a receiver's 2xx
-and the mark can send one delivery twice: receivers dedupe on `X-Course-School-Delivery`.
+records it; this task delivers from there, so no request ever waits for a receiver. Each
+delivery belongs to a stream (the person the event concerns, else the client) and
+carries its number there; only the oldest delivery of a stream still to go is claimed,
+security events before new connections (storage/webhook_outbox.py). Up to PARALLEL are
+sent at once, each the head of its own stream: a receiver that refuses one person's
+delivery, or answers slowly, holds back no other stream, and a flood of connections no
+security event (issue 38, T4-3). A delivery is claimed alone (its next attempt pushed a
+lease ahead, other replicas skip it), then sent once with a time limit. The lease is
+longer than the send can take (twice EVENTS_WEBHOOK_TIMEOUT, the whole send's hard
+limit, plus a minute for the database): a lease that had to cover a whole batch ran out
+while the batch was still being sent, and another replica sent the rest again (issue
+38, T4-4). A 2xx marks it delivered and it is never sent again; anything else is tried
+again later with a doubling delay, up to EVENTS_WEBHOOK_MAX_ATTEMPTS, then abandoned
+and logged (and the stream's next delivery goes). A crash between a receiver's 2xx and
+the mark can send one delivery twice: receivers dedupe on `X-Course-School-Delivery`.
+The backlog (pending, retrying, abandoned, the oldest pending event's wait) is sampled
+into /metrics (CourseSchoolWebhookBacklog, CourseSchoolWebhookAbandoned).
 
 Each request is signed: `X-Course-School-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of
 "<t>.<body>" with EVENTS_WEBHOOK_SECRET>`; a receiver recomputes it and refuses an old t.
@@ -29,6 +36,7 @@ import asyncio
 import hashlib
 import hmac
 import ssl
+import time
 from typing import Any
 
 import asyncpg
@@ -38,9 +46,11 @@ import msgspec
 from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
+from courseschool.common.metrics import WEBHOOK_OLDEST, WEBHOOK_OUTBOX, WEBHOOK_SENDS
 from courseschool.common.outbound import default_tls
 
 from .settings import AuthzSettings
+from .storage.webhook_outbox import Claimed, PgWebhookOutbox
 
 log = get_logger(__name__)
 
@@ -48,21 +58,8 @@ SIGNATURE_HEADER = "X-Course-School-Signature"
 DELIVERY_HEADER = "X-Course-School-Delivery"
 LEASE_SECONDS = 60  # beyond the send's own limit: the statements around it
 MAX_DELAY = 3600
-
-_CLAIM = """
-UPDATE authz_webhook_outbox SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $1)
-WHERE id IN (
-    SELECT id FROM authz_webhook_outbox
-    WHERE delivered_at IS NULL AND abandoned_at IS NULL AND next_attempt_at <= now()
-    ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-RETURNING id, body, attempts
-"""  # one at a time: each delivery leased for its own send only
-_DELIVERED = "UPDATE authz_webhook_outbox SET delivered_at = now(), last_error = NULL WHERE id = $1"
-_FAILED = """
-UPDATE authz_webhook_outbox SET last_error = $2, next_attempt_at = now() + make_interval(secs => $3),
-    abandoned_at = CASE WHEN attempts >= $4 THEN now() END
-WHERE id = $1
-"""
+PARALLEL = 4  # sends under way at once, each the head of a stream of its own
+SAMPLE_EVERY = 15.0  # seconds between two samples of the backlog for /metrics
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:
@@ -87,8 +84,9 @@ class WebhookDelivery(BackgroundLoop):
         self._max_attempts = settings.events_webhook_max_attempts
         self._interval = settings.events_webhook_interval
         self._send_limit = 2 * settings.events_webhook_timeout  # httpx's timeout is per phase; this is the whole
-        self._pool = pool
+        self._outbox = PgWebhookOutbox(pool)
         self._clock = clock
+        self._sampled = 0.0
         self._batch = batch
         verify = default_tls(trust_env=False)
         if settings.events_webhook_ca_bundle:
@@ -104,23 +102,48 @@ class WebhookDelivery(BackgroundLoop):
         return stopped
 
     async def deliver_due(self) -> int:
-        """One pass: send what is due, at most a batch; how many were delivered."""
-        delivered = 0
-        for _ in range(self._batch):
-            row = await self._pool.fetchrow(_CLAIM, float(self._send_limit + LEASE_SECONDS))
-            if row is None:
+        """One pass: send what is due, at most a batch, up to PARALLEL at once (heads of
+        distinct streams: storage/webhook_outbox.py); how many were delivered."""
+        delivered = tried = 0
+        lease = float(self._send_limit + LEASE_SECONDS)
+        while tried < self._batch and not self.stopping:
+            claimed: list[Claimed] = []
+            while len(claimed) < min(PARALLEL, self._batch - tried):
+                delivery = await self._outbox.claim(lease)
+                if delivery is None:
+                    break
+                claimed.append(delivery)
+            if not claimed:
                 break
-            error = await self._send(row["id"], row["body"])
-            if error is None:
-                await self._pool.execute(_DELIVERED, row["id"])
-                delivered += 1
-            else:
-                await self._pool.execute(
-                    _FAILED, row["id"], error, float(retry_delay(row["attempts"])), self._max_attempts
-                )
-                if row["attempts"] >= self._max_attempts:
-                    log.warning("webhook_abandoned", delivery=row["id"], attempts=row["attempts"], error=error)
+            tried += len(claimed)
+            delivered += sum(await asyncio.gather(*(self._deliver(d) for d in claimed)))
         return delivered
+
+    async def _deliver(self, delivery: Claimed) -> bool:
+        """Send one claimed delivery and mark what became of it."""
+        error = await self._send(delivery.id, delivery.body)
+        if error is None:
+            await self._outbox.delivered(delivery.id)
+            WEBHOOK_SENDS.labels("delivered").inc()
+            return True
+        retry_in = float(retry_delay(delivery.attempts))
+        await self._outbox.failed(delivery.id, error, retry_in=retry_in, max_attempts=self._max_attempts)
+        if delivery.attempts >= self._max_attempts:
+            WEBHOOK_SENDS.labels("abandoned").inc()
+            log.warning("webhook_abandoned", delivery=delivery.id, attempts=delivery.attempts, error=error)
+        else:
+            WEBHOOK_SENDS.labels("failed").inc()
+            log.info("webhook_send_failed", delivery=delivery.id, attempts=delivery.attempts, error=error)
+        return False
+
+    async def sample(self) -> None:
+        """The backlog into /metrics."""
+        backlog = await self._outbox.backlog(self._clock.now())
+        WEBHOOK_OUTBOX.labels("pending").set(backlog.pending)
+        WEBHOOK_OUTBOX.labels("retrying").set(backlog.retrying)
+        WEBHOOK_OUTBOX.labels("abandoned").set(backlog.abandoned)
+        WEBHOOK_OLDEST.set(backlog.oldest_pending_seconds)
+        self._sampled = time.monotonic()
 
     async def _send(self, delivery: int, body: dict[str, Any]) -> str | None:
         payload = msgspec.json.encode(body)
@@ -141,6 +164,8 @@ class WebhookDelivery(BackgroundLoop):
             try:
                 while await self.deliver_due() == self._batch and not self.stopping:
                     pass
+                if time.monotonic() - self._sampled >= SAMPLE_EVERY:
+                    await self.sample()
             except Exception as exc:  # noqa: BLE001  the database is away: try again next round
                 log.warning("webhook_delivery_failed", error=type(exc).__name__)
             await asyncio.sleep(self._interval)

@@ -37,7 +37,9 @@ class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
 # One statement per batch. The school is the subject's; an event about a grant (its
 # `grant_id`) takes the grant's user and client where it names none itself. With $10,
 # the events an operator's webhook wants (security events, new connections) are put in
-# its outbox by the same statement.
+# its outbox by the same statement, each in its stream with its number there
+# (storage/webhook_outbox.py), and named for a person reading it: the app's name, the
+# school's slug and the person's e-mail next to the ids, as they are when it happened.
 _INSERT = """
 WITH written AS (
     INSERT INTO authz_events (at, kind, action, actor, source, subject, client_id, school_id, details)
@@ -51,13 +53,33 @@ WITH written AS (
     LEFT JOIN authz_users u ON u.id::text = COALESCE(e.subject, g.user_id::text)
     ORDER BY e.n
     RETURNING id, at, kind, action, actor, source, subject, client_id, school_id, details
+), hooked AS (
+    SELECT w.*, CASE WHEN w.subject IS NOT NULL THEN 'user:' || w.subject
+                     WHEN w.client_id IS NOT NULL THEN 'client:' || w.client_id
+                     ELSE 'event:' || w.id END AS stream
+    FROM written w WHERE $10 AND (w.kind = 'security' OR w.action = ANY($11::text[]))
+), numbered AS (
+    SELECT h.*, row_number() OVER (PARTITION BY h.stream ORDER BY h.id) + COALESCE(
+               (SELECT o.sequence FROM authz_webhook_outbox o
+                WHERE o.stream = h.stream AND o.sequence IS NOT NULL ORDER BY o.sequence DESC LIMIT 1), 0) AS sequence
+    FROM hooked h
 )
-INSERT INTO authz_webhook_outbox (event_id, body)
-SELECT id, jsonb_build_object(
-    'id', id, 'at', at, 'kind', kind, 'action', action, 'actor', actor, 'source', source,
-    'subject', subject, 'client_id', client_id, 'school_id', school_id, 'details', details)
-FROM written WHERE $10 AND (kind = 'security' OR action = ANY($11::text[]))
+INSERT INTO authz_webhook_outbox (event_id, body, stream, sequence, priority)
+SELECT n.id, jsonb_build_object(
+    'id', n.id, 'at', n.at, 'kind', n.kind, 'action', n.action, 'actor', n.actor, 'source', n.source,
+    'subject', n.subject, 'client_id', n.client_id, 'school_id', n.school_id, 'details', n.details,
+    'stream', n.stream, 'sequence', n.sequence,
+    'client_name', c.client_name, 'school', s.slug, 'email', u.email),
+    n.stream, n.sequence, CASE WHEN n.kind = 'security' THEN 0 ELSE 1 END
+FROM numbered n
+LEFT JOIN authz_clients c ON c.client_id = n.client_id
+LEFT JOIN authz_schools s ON s.id = n.school_id
+LEFT JOIN authz_users u ON u.id::text = n.subject
+ORDER BY n.id
 """
+# Outbox rows are numbered one batch at a time across every replica, so that a stream's
+# numbers are never given twice and its ids follow them.
+_NUMBERING_LOCK = "SELECT pg_advisory_xact_lock(hashtext('authz_webhook_outbox numbering'))"
 
 _SELECT = """
 SELECT id, at, kind, action, actor, source, subject, client_id, school_id::text, details FROM authz_events
@@ -96,7 +118,12 @@ class PgEventStore:
             [r.grant_id for r in rows],
             [r.details for r in rows],
         ]
-        await self._pool.execute(_INSERT, *columns, self._webhook, WEBHOOK_ACTIONS)
+        if not self._webhook:
+            await self._pool.execute(_INSERT, *columns, False, WEBHOOK_ACTIONS)
+            return
+        async with self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(_NUMBERING_LOCK)
+            await connection.execute(_INSERT, *columns, True, WEBHOOK_ACTIONS)
 
     async def query(self, q: EventQuery) -> list[dict[str, Any]]:
         """Newest first (by id: the order they were written in)."""
