@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,40 @@ def test_every_alert_links_a_runbook_that_exists() -> None:
         link = rule["annotations"].get("runbook_url", "")
         assert link.startswith("deploy/README.md#"), rule["alert"]
         assert link.split("#", 1)[1] in anchors, f"{rule['alert']}: no section {link}"
+
+
+RENDER = Path(__file__).resolve().parents[2] / "tools" / "render_alerts.py"
+
+
+@needs_promtool
+def test_rendered_rules_link_absolute_runbooks(tmp_path: Path) -> None:
+    """What Prometheus loads: tools/render_alerts.py puts every runbook_url under the docs'
+    base URL (DOCS_BASE_URL), and the rules still pass promtool."""
+    base = "https://git.example.org/course-school/blob/v1.4"
+    rendered = subprocess.run(
+        [sys.executable, str(RENDER)], env={"DOCS_BASE_URL": base + "/"}, capture_output=True, text=True, timeout=60
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "alerts.yaml").write_text(rendered.stdout)
+    links = [
+        rule["annotations"]["runbook_url"]
+        for group in yaml.safe_load(rendered.stdout)["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    ]
+    assert links and all(link.startswith(f"{base}/deploy/README.md#runbook-") for link in links), links
+    checked = subprocess.run(
+        [PROMTOOL, "check", "rules", str(tmp_path / "alerts.yaml")], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("base", [None, "ftp://docs.example.org", "https://docs.example.org/x?y=1"])
+def test_rendering_needs_a_docs_base_url(base: str | None) -> None:
+    argv = [sys.executable, str(RENDER)] + (["--docs-base-url", base] if base else [])
+    refused = subprocess.run(argv, env={}, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+    assert "docs" in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
 
 
 @needs_promtool
