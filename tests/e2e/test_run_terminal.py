@@ -103,5 +103,8 @@ def test_run_help_describes_every_option_and_setting() -> None:
         "RATE_",
         "FORWARDED_ALLOW_IPS",
         "SMTP_URL",
+        "EVENTS_WEBHOOK_URL",
+        "EVENTS_WEBHOOK_SECRET",
+        "EVENTS_WEBHOOK_MAX_ATTEMPTS",
     ):
         assert setting in shown.stdout, setting

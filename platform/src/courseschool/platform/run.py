@@ -13,6 +13,7 @@ import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -33,6 +34,7 @@ class PlatformSettings(BaseSettings, kw_only=True, frozen=True):
     demo_password: str = "course-school-demo"
     smtp_url: str | None = None  # a relay for the e-mail; unset: caught in DATA_DIR/mail/
     mail_from: str | None = None
+    events_webhook_url: str | None = None  # the operator's receiver of security events (authz reads the rest)
 
 
 RS_CLIENT_ID = "resource-api"
@@ -68,6 +70,13 @@ RUN_SETTINGS = """settings (environment variables):
   SMTP_URL, MAIL_FROM  send e-mail through this relay (smtp:// STARTTLS, smtps:// TLS,
                        credentials in the URL) from this address; unset: every message
                        is caught in DATA_DIR/mail/ as an .eml file (the banner says where)
+  EVENTS_WEBHOOK_URL, EVENTS_WEBHOOK_SECRET
+                       tell security events and new connections to this HTTPS receiver,
+                       each signed with the secret (32 characters or more), in order per
+                       person; unset: none is sent (they stay in `admin audit list`)
+  EVENTS_WEBHOOK_CA_BUNDLE, EVENTS_WEBHOOK_TIMEOUT, EVENTS_WEBHOOK_MAX_ATTEMPTS,
+  EVENTS_WEBHOOK_INTERVAL   the receiver's private CA; seconds per send (5); tries before
+                       a delivery is abandoned (12); seconds between passes (2)
   LOG_LEVEL, LOG_FORMAT       info; auto (console in a terminal, else JSON)
   RATE_*               abuse limits (development-sized here, printed at start)
   FORWARDED_ALLOW_IPS  proxies whose X-Forwarded-For is believed (none)"""
@@ -261,11 +270,23 @@ def _banner(settings: PlatformSettings, internal_token: str, limits: dict[str, s
         f"  Demo login: {settings.demo_email} / {_shown_password(settings)}\n"
         f"  Data: {data}\n"
         f"  Mail: {mail}\n"
+        f"  Webhook: {_webhook(settings)}\n"
         f"  Metrics: {_metrics_command(settings, internal_token)}\n"
         f"  Administer it: .venv/bin/python -m courseschool.platform admin --help\n"
         f"  Development limits (LIMIT/SECONDS; production is stricter): "
         f"{', '.join(f'{k} {v}' for k, v in limits.items())}"
     )
+
+
+def _webhook(settings: PlatformSettings) -> str:
+    """Where security events go: the receiver's origin only (a path or query may hold
+    the receiver's own secret, as many hook URLs do)."""
+    if not settings.events_webhook_url:
+        return "none (EVENTS_WEBHOOK_URL unset; security events stay in `admin audit list`)"
+    parts = urlsplit(settings.events_webhook_url)
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    port = f":{parts.port}" if parts.port else ""
+    return f"security events and new connections to {parts.scheme}://{host}{port}/… (signed)"
 
 
 def _worker_app(shared: dict[str, str]) -> Any:
