@@ -4,8 +4,9 @@ Every ```sh block of the served document runs, in order, under `set -euo pipefai
 in bash, so the variables one block sets carry into the next. The one step the
 document leaves to a person (open the address in a browser, sign in, approve, copy
 the redirect address into CALLBACK_URL) is played here by `Human`: the blocks before
-it run in one bash, which leaves its variables in a file (`declare -p`); the person
-approves; the blocks after it run in a second bash that sources those variables.
+it run in one bash, which leaves its variables and functions in a file (`declare -p`,
+`declare -f`); the person approves; the blocks after it run in a second bash that
+sources that file, as the reader's one shell keeps them.
 The reader's redirect URI is replaced by the test's loopback callback server, the
 way the document allows (`REDIRECT_URI` set beforehand wins); its DPoP step makes proofs
 with the test's own Python, which has joserfc (`DPOP_PYTHON`, as the document allows).
@@ -84,6 +85,9 @@ def run_blocks(
         ]
     if dump is not None:
         lines.append(f"declare -p {' '.join(names)} > {shlex.quote(str(dump))} 2>/dev/null || true")
+        lines.append(
+            f"declare -f >> {shlex.quote(str(dump))}"
+        )  # the functions the blocks define, as a shell keeps them
     script = workdir / f"blocks-{first}.sh"
     script.write_text("\n".join(lines) + "\n")
     done = subprocess.run(
