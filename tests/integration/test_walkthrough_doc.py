@@ -137,3 +137,10 @@ def test_the_limits_it_states_are_the_servers_defaults(doc: str) -> None:
 def test_it_names_both_secret_methods_where_it_introduces_clients(doc: str) -> None:
     clients = next(line for line in doc.split("\n- ") if line.startswith("Clients:"))
     assert "client_secret_post" in clients and "client_secret_basic" in clients
+
+
+def test_every_step_with_a_secret_names_both_methods(doc: str) -> None:
+    """Revocation too: a client registered for HTTP Basic sends its secret that way."""
+    for heading in ("## 6. Exchange the code for tokens", "## 10. Revoke when done"):
+        section = doc.split(heading, 1)[1].split("\n## ", 1)[0]
+        assert "client_secret" in section and "HTTP Basic" in section, heading
