@@ -11,9 +11,12 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("args", [["audit", "list"], ["--json", "audit", "list"], ["schools", "list"]])
+@pytest.mark.parametrize("module", ["courseschool.authz", "courseschool.platform"])
+@pytest.mark.parametrize(
+    "args", [["audit", "list"], ["--json", "audit", "list"], ["schools", "list"], ["audit", "list", "--help"]]
+)
 def test_a_reader_that_stopped_reading_gets_no_traceback(
-    database_url: str, redis_url: str, kek: str, clean_db: object, tmp_path, args: list[str]
+    database_url: str, redis_url: str, kek: str, clean_db: object, tmp_path, args: list[str], module: str
 ) -> None:
     environ = {
         **os.environ,
@@ -21,9 +24,10 @@ def test_a_reader_that_stopped_reading_gets_no_traceback(
         "REDIS_URL": redis_url,
         "KEY_ENCRYPTION_KEY": kek,
         "ADMIN_LOG_FILE": str(tmp_path / "admin-cli.log"),
+        "DATA_DIR": str(tmp_path / "no-run-here"),  # the platform's entry point: the servers named above
     }
     cli = subprocess.Popen(
-        [sys.executable, "-m", "courseschool.authz", "admin", *args],
+        [sys.executable, "-m", module, "admin", *args],
         env=environ,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
