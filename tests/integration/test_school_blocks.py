@@ -266,6 +266,19 @@ async def test_an_owners_block_and_an_owners_access_are_not_an_admins_to_undo(fl
     assert {r["action"] for r in rows} == {"app_blocked", "school_access_ended"}
     for row in rows:
         assert row["source"] and row["details"]["role"] in ("owner", "admin"), row
+    # The admin's refused attempts are on record too, as security events: who tried what.
+    tried = await flow.pool.fetch(
+        "SELECT action, kind, subject, client_id, source, details FROM authz_events "
+        "WHERE action IN ('school_access_end_refused', 'app_unblock_refused') ORDER BY id"
+    )
+    assert [(r["action"], r["client_id"]) for r in tried] == [
+        ("school_access_end_refused", reg["client_id"]),
+        ("app_unblock_refused", other["client_id"]),
+    ]
+    for row in tried:
+        assert (row["kind"], row["subject"], row["details"]["role"]) == ("security", admin["id"], "admin"), row
+        assert row["source"] and row["details"]["reason"] == "owners_decision", row
+    assert tried[0]["details"]["person"] == owner["id"]
 
 
 async def test_lecturers_and_students_are_told_the_page_is_for_owners_and_admins(flow: Flow) -> None:

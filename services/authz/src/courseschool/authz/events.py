@@ -48,6 +48,8 @@ SECURITY_ACTIONS = frozenset(
         "client_deleted",
         "client_metadata_refused",
         "app_blocked",
+        "school_access_end_refused",  # an admin's attempt to undo an owner's decision
+        "app_unblock_refused",
         "second_factor_failed",
         "second_factor_added",
         "second_factor_removed",

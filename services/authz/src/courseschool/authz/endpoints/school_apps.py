@@ -126,6 +126,7 @@ async def end_access(c: AccountPages, user: User, client_id: str, person: str | 
     if not held:
         raise NotFoundError(advice=NO_ACCESS)
     if user.role != "owner" and person is not None and any(role == "owner" for _, role in held):
+        _refused("school_access_end_refused", user, client_id, ip=ip, person=person)
         raise ForbiddenError(detail=OWNERS_DECISION, advice="Only an owner of the school may end an owner's access.")
     grant_ids = [grant_id for grant_id, role in held if user.role == "owner" or role != "owner"]
     for grant_id in grant_ids:
@@ -189,11 +190,27 @@ async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> No
     if not roles:
         raise NotFoundError(advice="This app is not blocked at your school.")
     if "owner" in roles and user.role != "owner":
+        _refused("app_unblock_refused", user, client_id, ip=ip)
         raise ForbiddenError(
             detail=OWNERS_DECISION, advice="An owner of the school blocked this app: only an owner may unblock it."
         )
     await c.school_apps.unblock(user.school_id, client_id)
     audit("app_unblocked", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
+
+
+def _refused(event: str, user: User, client_id: str, *, ip: str, **fields: object) -> None:
+    """An admin's attempt to undo an owner's decision, refused: on record (a security
+    event), naming who tried what."""
+    audit(
+        event,
+        actor="user",
+        subject=user.id,
+        role=user.role,
+        client_id=client_id,
+        reason="owners_decision",
+        ip=ip,
+        **fields,
+    )
 
 
 def _person(person: str | None) -> str | None:
