@@ -840,8 +840,8 @@ async def test_oversight_pages(
     the owner's apps page shows those counts and that change; another browser of the
     owner is told once of the new connection; the school's apps page lists the app under
     the owner; blocking it ends its access (the API answers 401 once the revocation has
-    reached it) and a lecturer's next consent page says the school blocked it; the
-    lecturer gets no school page."""
+    reached it) and a lecturer's next consent page says the school blocked it, and so
+    does the decision page after it; the lecturer gets no school page."""
     from playwright.async_api import expect
 
     width, ctx = device
@@ -922,11 +922,19 @@ async def test_oversight_pages(
         await expect(lecture.get_by_role("alert")).to_contain_text("for your school's owners and admins")
         await look(lecture, "school-apps-not-for-you", width, lowest)
         request = authorization_request(meta, app, callback_server.url, scope="openid courses:read")
-        await lecture.goto(request["url"])
+        await lecture.goto(request["url"] + "&decision_page=true")
         await expect(lecture.get_by_role("alert")).to_contain_text("has blocked this app")
         await expect(lecture.get_by_role("button", name="Allow")).to_have_count(0)
         await look(lecture, "consent-blocked", width, lowest)
         await lecture.get_by_role("button", name="Back to the app").click()
+        # The decision page says it was the school's doing, not the person's.
+        heading = f"Your school blocked the app that calls itself «{roster_name}»"
+        await expect(lecture.get_by_role("heading", name=heading)).to_be_visible()
+        await expect(lecture.get_by_text("your school's owners or admins blocked it")).to_be_visible()
+        back = lecture.get_by_role("link", name="Back to the app")
+        await expect(back).to_be_focused()
+        await look(lecture, "decided-blocked", width, lowest)
+        await back.click()
         denied = await asyncio.to_thread(callback_server.wait)
         assert denied["error"] == "access_denied"
     finally:
