@@ -7,6 +7,8 @@ and the person next to the ids; the backlog is in /metrics."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +25,7 @@ from courseschool.common.logging import audit
 from ..support.tls import HttpsServer, Reply, https_server
 from .conftest import serve
 from .flow import Flow
-from .test_events_webhook import SECRET, _components, _deliver
+from .test_events_webhook import SECRET, _components, _deliver, _header
 from .test_metrics import _value
 
 PATH = "/hooks/course-school"
@@ -131,3 +133,48 @@ async def test_the_backlog_is_in_the_metrics(hooked: tuple[Flow, HttpsServer]) -
     assert _value(after, "courseschool_webhook_outbox_oldest_pending_seconds") >= 0
     failed = _value(after, "courseschool_webhook_sends_total", result="failed")
     assert failed - _value(before, "courseschool_webhook_sends_total", result="failed") == 2
+
+
+async def test_two_replicas_through_refusals_and_a_hang_deliver_everything_once_in_order(
+    hooked: tuple[Flow, HttpsServer],
+) -> None:
+    """Two replicas' delivery loops at once, against a receiver that refuses four posts,
+    then holds one past the time limit, then takes the rest: every delivery arrives, none
+    is sent more often than it was claimed, and within a stream a delivery is first sent
+    only after the one before it was taken."""
+    flow, receiver = hooked
+    people = [str(uuid.uuid4()) for _ in range(3)]
+    for _ in range(4):
+        for person in people:
+            audit("consent_given", actor="user", subject=person, client_id="a-client")
+    await _components(flow).events.flush()
+    receiver.post_replies[PATH] = [Reply(b"busy", 503)] * 4 + [Reply(b"{}", delay=1.5)]
+    fast = AuthzSettings(
+        **{
+            **msgspec.structs.asdict(_components(flow).settings),
+            "events_webhook_timeout": 0.5,
+            "events_webhook_interval": 0.05,
+        }
+    )
+    replicas = [WebhookDelivery(fast, flow.pool, _components(flow).clock) for _ in range(2)]
+    for replica in replicas:
+        replica.start()
+    try:
+        async with asyncio.timeout(60):  # refused ones come back after 2 s, 4 s: their backoff
+            while await flow.pool.fetchval("SELECT count(*) FROM authz_webhook_outbox WHERE delivered_at IS NULL"):
+                await asyncio.sleep(0.1)
+    finally:
+        for replica in replicas:
+            await replica.stop()
+    rows = await flow.pool.fetch("SELECT id, attempts, stream, sequence FROM authz_webhook_outbox")
+    assert len(rows) == 12
+    posted = [int(_header(p, "X-Course-School-Delivery")) for p in receiver.posts]
+    for row in rows:
+        assert posted.count(row["id"]) == row["attempts"], (row, posted)  # no send without its own claim
+    by_stream: dict[str, list[Any]] = {}
+    for row in sorted(rows, key=lambda r: r["sequence"]):
+        by_stream.setdefault(row["stream"], []).append(row["id"])
+    for stream, ids in by_stream.items():
+        for earlier, later in itertools.pairwise(ids):
+            last_of_earlier = max(i for i, d in enumerate(posted) if d == earlier)
+            assert last_of_earlier < posted.index(later), (stream, posted)
