@@ -12,3 +12,6 @@ CREATE INDEX IF NOT EXISTS authz_webhook_outbox_stream ON authz_webhook_outbox (
     WHERE delivered_at IS NULL AND abandoned_at IS NULL;
 CREATE INDEX IF NOT EXISTS authz_webhook_outbox_sequence ON authz_webhook_outbox (stream, sequence DESC)
     WHERE sequence IS NOT NULL;
+-- What /metrics counts as abandoned, without reading a year of delivered rows.
+CREATE INDEX IF NOT EXISTS authz_webhook_outbox_abandoned ON authz_webhook_outbox (id)
+    WHERE abandoned_at IS NOT NULL;

@@ -40,13 +40,15 @@ UPDATE authz_webhook_outbox SET last_error = $2, next_attempt_at = now() + make_
     abandoned_at = CASE WHEN attempts >= $4 THEN now() END
 WHERE id = $1
 """
+# Delivered rows stay as long as their event (EVENT_RETENTION): the figures read only the
+# pending ones (the partial index authz_webhook_outbox_due) and the abandoned ones (the
+# partial index authz_webhook_outbox_abandoned), never the whole table.
 _BACKLOG = """
-SELECT count(*) FILTER (WHERE o.delivered_at IS NULL AND o.abandoned_at IS NULL) AS pending,
-       count(*) FILTER (WHERE o.delivered_at IS NULL AND o.abandoned_at IS NULL AND o.attempts > 0) AS retrying,
-       count(*) FILTER (WHERE o.abandoned_at IS NOT NULL) AS abandoned,
-       COALESCE(extract(epoch FROM to_timestamp($1) - min(e.at)
-                FILTER (WHERE o.delivered_at IS NULL AND o.abandoned_at IS NULL)), 0)::float8 AS oldest
+SELECT count(*) AS pending, count(*) FILTER (WHERE o.attempts > 0) AS retrying,
+       (SELECT count(*) FROM authz_webhook_outbox WHERE abandoned_at IS NOT NULL) AS abandoned,
+       COALESCE(extract(epoch FROM to_timestamp($1) - min(e.at)), 0)::float8 AS oldest
 FROM authz_webhook_outbox o JOIN authz_events e ON e.id = o.event_id
+WHERE o.delivered_at IS NULL AND o.abandoned_at IS NULL
 """
 
 
