@@ -10,7 +10,8 @@ from courseschool.authz.settings import AuthzSettings
 from courseschool.common.redis import SentinelRedis, SentinelTarget, create_redis, parse_sentinels
 from courseschool.common.settings import SettingsError, load_settings
 from courseschool.discovery.settings import DiscoverySettings
-from courseschool.platform.run import RUN_SETTINGS, PlatformSettings
+from courseschool.platform.run import PlatformSettings
+from courseschool.platform.run_settings import RUN_SETTINGS
 from courseschool.resource_api.settings import ResourceSettings
 
 SENTINEL = {

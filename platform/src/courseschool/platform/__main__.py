@@ -20,7 +20,8 @@ from courseschool.common.logging import configure_logging, get_logger
 from courseschool.common.settings import BaseSettings, SettingsError, load_settings
 
 from .migrate import migrate_all
-from .run import KEK_FILE, RUN_SETTINGS, run_platform, running_servers
+from .run import KEK_FILE, run_platform, running_servers
+from .run_settings import RUN_SETTINGS
 
 log = get_logger("courseschool.platform")
 
