@@ -60,7 +60,7 @@ unit: $(STAMP)
 # first use) side by side, in memory and on Redis, on a redis-server of the bench's own
 # unless BENCH_REDIS_URL names one. BENCH_ARGS=--growth adds the million-row tables (slow).
 bench: $(STAMP)
-	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .data .pytest_cache

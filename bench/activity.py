@@ -10,7 +10,7 @@ days. The person's summary (by user, as the connected-apps page asks, and by the
 ids) is timed on both databases, alternated round by round, so that a change of the
 machine's speed falls on both; the verdict is the ratio of the medians.
 
-Usage: python bench/activity.py [--rows 1000000] [--rounds 5] [--queries 200]; or as part
+Usage: python -m bench.activity [--rows 1000000] [--rounds 5] [--queries 200]; or as part
 of bench/run.py (`--activity`, with the token check scenario)."""
 
 from __future__ import annotations
@@ -19,21 +19,16 @@ import argparse
 import asyncio
 import datetime as dt
 import statistics
-import sys
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import asyncpg
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from courseschool.common.db import create_pool, migrate  # noqa: E402
-from courseschool.platform.migrate import MIGRATIONS  # noqa: E402
-from courseschool.resource_api.storage.activity import ActivityQuery, PgActivityStore  # noqa: E402
-from tests.support.infra import temporary_database  # noqa: E402
+from courseschool.common.db import create_pool, migrate
+from courseschool.platform.migrate import MIGRATIONS
+from courseschool.resource_api.storage.activity import ActivityQuery, PgActivityStore
+from tests.support.infra import temporary_database
 
 USER = "bench-activity-user"
 SCHOOL = uuid.UUID("00000000-0000-4000-8000-0000000000a1")

@@ -4,7 +4,7 @@ while py-spy samples the worker, then the functions that hold the most samples,
 inclusive and self, printed as a table. The first step of any work on speed: the
 bench says how fast, this says why.
 
-Usage: python bench/hotspots.py [introspection|refresh|code|read|anonymous] [--seconds 10]
+Usage: python -m bench.hotspots [introspection|refresh|code|read|anonymous] [--seconds 10]
 [--in-process | --breakdown]
 (needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/run.py).
 """
@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import run as B
+from bench.harness import LOAD_CORE, pinned, start, stop
+from tests.support.net import free_port
 
-from bench import run as B  # noqa: E402
-from bench.harness import LOAD_CORE, pinned, start, stop  # noqa: E402
-from tests.support.net import free_port  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _worker(pid: int) -> int:

@@ -5,7 +5,7 @@ Redis round trips and the signing cost of one refresh grant. Printed as Markdown
 `bench/run.py` appends it to RESULTS.md. Figures are microseconds of this process's
 time per request, so they add up the way the server's CPU time does.
 
-Usage: python bench/layers.py (needs the PostgreSQL and Redis of bench/run.py).
+Usage: python -m bench.layers (needs the PostgreSQL and Redis of bench/run.py).
 """
 
 from __future__ import annotations
@@ -17,18 +17,14 @@ import statistics
 import sys
 import time
 import timeit
-from pathlib import Path
 from typing import Any
 
 import httpx
 from litestar import Litestar
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench import run as B  # noqa: E402
-from courseschool.common.asgi import AppLifespan  # noqa: E402
-from courseschool.common.logging import configure_logging  # noqa: E402
+from bench import run as B
+from courseschool.common.asgi import AppLifespan
+from courseschool.common.logging import configure_logging
 
 ROUND_TRIPS: collections.Counter[str] = collections.Counter()
 

@@ -7,7 +7,7 @@ clock, so a machine busy with other work slows both sides alike and waiting for
 PostgreSQL counts nothing; the order flips every round. PostgreSQL's own CPU is not in
 the figure: a lever that moves work into the database is judged by `make bench`.
 
-Usage: python bench/levers.py LEVER [--rounds 9] [--batch 200]; LEVER one of LEVERS.
+Usage: python -m bench.levers LEVER [--rounds 9] [--batch 200]; LEVER one of LEVERS.
 Needs what bench/hotspots.py needs (the PostgreSQL and Redis of bench/run.py).
 """
 
@@ -27,21 +27,17 @@ from typing import Any, NamedTuple
 
 import msgspec
 import uvloop
+from litestar import Request, Response, post
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from litestar import Request, Response, post  # noqa: E402
-
-from bench import run as B  # noqa: E402
-from bench.hotspots import asgi_caller, refresh_body, request_bodies, scenario_server  # noqa: E402
-from courseschool.authz.endpoints.introspection import introspect_token  # noqa: E402
-from courseschool.authz.endpoints.token import exchange_token  # noqa: E402
-from courseschool.authz.web import introspection, token  # noqa: E402
-from courseschool.authz.web.http import TokensDep, client_ip, multi  # noqa: E402
-from courseschool.common.answers import NO_STORE  # noqa: E402
-from courseschool.common.errors import InvalidRequestError  # noqa: E402
-from courseschool.common.web import no_store_json, proof_target  # noqa: E402
+from bench import run as B
+from bench.hotspots import asgi_caller, refresh_body, request_bodies, scenario_server
+from courseschool.authz.endpoints.introspection import introspect_token
+from courseschool.authz.endpoints.token import exchange_token
+from courseschool.authz.web import introspection, token
+from courseschool.authz.web.http import TokensDep, client_ip, multi
+from courseschool.common.answers import NO_STORE
+from courseschool.common.errors import InvalidRequestError
+from courseschool.common.web import no_store_json, proof_target
 
 
 class Lever(NamedTuple):

@@ -12,7 +12,7 @@ activity against small tables; optionally
 (--growth) refresh and introspection as the tables grow to a million grants and refresh
 tokens (bench/growth.py).
 
-Usage: python bench/run.py [--seconds 5] [--repeats 3] [--rounds 5] [--growth]; writes
+Usage: python -m bench.run [--seconds 5] [--repeats 3] [--rounds 5] [--growth]; writes
 bench/RESULTS.md. `--activity` runs only the token check with activity recording against
 an anonymous read, and the apps page and its activity query, and prints them. Needs wrk (Debian),
 Node.js and npm (the peer; `npm ci` in bench/ on first use), a PostgreSQL
@@ -42,13 +42,10 @@ from urllib.parse import quote, urlencode, urlsplit
 import asyncpg
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench import shipped  # noqa: E402
-from bench.activity import activity_section, add_own_activity, grow  # noqa: E402
-from bench.growth import growth_section  # noqa: E402
-from bench.harness import (  # noqa: E402
+from bench import shipped
+from bench.activity import activity_section, add_own_activity, grow
+from bench.growth import growth_section
+from bench.harness import (
     CORES,
     MachineLoad,
     RedisServer,
@@ -64,11 +61,11 @@ from bench.harness import (  # noqa: E402
     tree_sample,
     wrk,
 )
-from bench.peer import PUBLIC_CLIENT as PEER_PUBLIC_CLIENT  # noqa: E402
-from bench.peer import Peer, installed_versions, node_version  # noqa: E402
-from bench.peer import ensure_installed as ensure_peer  # noqa: E402
-from bench.peer import installed_version as installed_peer_version  # noqa: E402
-from bench.sidebyside import (  # noqa: E402
+from bench.peer import PUBLIC_CLIENT as PEER_PUBLIC_CLIENT
+from bench.peer import Peer, installed_versions, node_version
+from bench.peer import ensure_installed as ensure_peer
+from bench.peer import installed_version as installed_peer_version
+from bench.sidebyside import (
     SCENARIOS,
     TOKEN_PATHS,
     Result,
@@ -78,16 +75,17 @@ from bench.sidebyside import (  # noqa: E402
     side_by_side,
     total_us,
 )
-from courseschool.authz.protocol.models import Grant  # noqa: E402
-from courseschool.authz.storage.grants import PgGrantStore  # noqa: E402
-from courseschool.common.cli import HEADER_READ_TIMEOUT  # noqa: E402
+from courseschool.authz.protocol.models import Grant
+from courseschool.authz.storage.grants import PgGrantStore
+from courseschool.common.cli import HEADER_READ_TIMEOUT
+from courseschool.common.jose import new_kek
+from courseschool.common.secrets import new_token
+from tests.support.infra import temporary_database
+from tests.support.net import free_port
+from tests.support.oauth_client import CALLBACK, Human, code_flow, s256
 
+ROOT = Path(__file__).resolve().parent.parent
 GRANTS_PER_APP = 10  # the setting's default: the bench's grants are one per user, far below it
-from courseschool.common.jose import new_kek  # noqa: E402
-from courseschool.common.secrets import new_token  # noqa: E402
-from tests.support.infra import temporary_database  # noqa: E402
-from tests.support.net import free_port  # noqa: E402
-from tests.support.oauth_client import CALLBACK, Human, code_flow, s256  # noqa: E402
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")  # main() may start the bench's own
@@ -536,7 +534,7 @@ def activity_report(run: Run, seconds: int, repeats: int) -> str:
         ("token check with activity recording at most 10% of an uncached anonymous read", cost, cost <= 0.10, "{:.1%}"),
     )
     lines = [
-        "# Activity recording (bench/run.py --activity; a partial run, not RESULTS.md)",
+        "# Activity recording (python -m bench.run --activity; a partial run, not RESULTS.md)",
         "",
         f"wrk -t1 -c32, {seconds} s per scenario, median of {repeats}, the two reads alternated.",
         "",
@@ -1108,12 +1106,10 @@ def targets(run: Run, ceiling_rps: float) -> list[str]:
 
 
 def layers() -> str:
-    """bench/layers.py in a process of its own (it wraps the database drivers to count)."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "layers.py")], capture_output=True, text=True, timeout=600
-    )
+    """python -m bench.layers in a process of its own (it wraps the database drivers to count)."""
+    done = subprocess.run([sys.executable, "-m", "bench.layers"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     if done.returncode != 0:
-        raise RuntimeError(f"bench/layers.py failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"bench.layers failed:\n{done.stderr[-3000:]}")
     return done.stdout
 
 

@@ -44,8 +44,7 @@ def _fingerprint() -> str:
 
 
 def _uv() -> Path:
-    sys.path.insert(0, str(ROOT / "tools"))
-    from install import pins, uv_binary  # tools/install.py: the uv `make install` uses
+    from tools.install import pins, uv_binary  # the uv `make install` uses
 
     uv, why = uv_binary(pins()["uv"])
     if uv is None:

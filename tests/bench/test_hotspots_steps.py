@@ -1,4 +1,4 @@
-"""The steps `bench/hotspots.py --breakdown` times are found where it patches them: a
+"""The steps `python -m bench.hotspots --breakdown` times are found where it patches them: a
 module or method renamed in the product leaves the breakdown broken otherwise, and
 nothing else runs it."""
 
