@@ -267,7 +267,7 @@ async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 
         await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        env = B.platform_env(dsn, B.REDIS, port, "jwt", tmp / "data")
+        env = B.platform_env(dsn, B.redis_url(), port, "jwt", tmp / "data")
         process = start(B.server_command("granian", port), env, f"{base}/readyz", tmp / "server.log")
         try:
             _reg, tokens = await B.owner_tokens(base, "openid courses:read")

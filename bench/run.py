@@ -88,8 +88,13 @@ ROOT = Path(__file__).resolve().parent.parent
 GRANTS_PER_APP = 10  # the setting's default: the bench's grants are one per user, far below it
 
 PG = os.environ.get("BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")  # main() may start the bench's own
 EMAIL, PASSWORD = "bench-owner@example.test", "bench password for the owner"
+
+
+def redis_url() -> str:
+    """The Redis of the bench's servers: BENCH_REDIS_URL, which main() sets when it starts
+    the bench's own (read at each use, so that every module and subprocess sees the same)."""
+    return os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
 
 
 def scratch_database(prefix: str) -> contextlib.AbstractAsyncContextManager[str]:
@@ -315,7 +320,7 @@ def in_process_settings(dsn: str, base: str) -> dict[str, str]:
     return {
         "base_url": base,
         "database_url": dsn,
-        "redis_url": REDIS,
+        "redis_url": redis_url(),
         "key_encryption_key": KEK,
         "internal_token": INTERNAL,
         "rs_client_id": RS_CLIENT_ID,
@@ -405,7 +410,7 @@ async def platform_side(process: subprocess.Popen[bytes], base: str, dsn: str, a
         rss=lambda: rss_mb(process),
         cpu=lambda: cpu_seconds(process),
         db_cpu=lambda: backends_cpu_seconds(urlsplit(dsn).path.lstrip("/")),
-        redis_cpu=redis_cpu(REDIS),
+        redis_cpu=redis_cpu(redis_url()),
     )
 
 
@@ -448,7 +453,7 @@ async def apps_page_section(server: str, tmp: Path, *, rows: int, rounds: int, s
         base = f"http://127.0.0.1:{port}"
         process = start(
             server_command(server, port),
-            platform_env(small, REDIS, port, "jwt", tmp / "apps-seed"),
+            platform_env(small, redis_url(), port, "jwt", tmp / "apps-seed"),
             f"{base}/readyz",
             tmp / "apps-seed.log",
         )
@@ -479,7 +484,7 @@ async def apps_page_section(server: str, tmp: Path, *, rows: int, rounds: int, s
                     processes[side] = (
                         start(
                             server_command(server, port),
-                            platform_env(database, REDIS, port, "jwt", tmp / f"apps-{side}"),
+                            platform_env(database, redis_url(), port, "jwt", tmp / f"apps-{side}"),
                             f"http://127.0.0.1:{port}/readyz",
                             tmp / f"apps-{side}.log",
                         ),
@@ -635,7 +640,7 @@ async def bench(
         for mode in modes:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
-            env = platform_env(dsn, REDIS, port, "jwt" if mode == "uncached" else mode, tmp / mode)
+            env = platform_env(dsn, redis_url(), port, "jwt" if mode == "uncached" else mode, tmp / mode)
             if mode != "jwt":  # the anonymous catalogue cache off: two reads that differ by the bearer check
                 env["CATALOGUE_CACHE_TTL"] = "0"
             process = start(server_command(server, port), env, f"{base}/readyz", tmp / f"{mode}.log")
@@ -763,7 +768,7 @@ async def compare_with_peer(run: Run, ours: Side, tmp: Path, seconds: int, round
     try:
         # The shipped in-memory adapter, and the durable peer on the Redis the platform uses.
         peers.append(Peer(tmp / "peer.log"))
-        peers.append(Peer(tmp / "peer-redis.log", redis_url=REDIS))
+        peers.append(Peer(tmp / "peer-redis.log", redis_url=redis_url()))
         theirs = [peer_side(peer) for peer in peers]
         for side, peer in zip(theirs, peers, strict=True):
             side.introspection_body = await peer.introspection_body()
@@ -811,7 +816,7 @@ async def growing_tables(
                 processes.append(
                     start(
                         server_command(server, port),
-                        platform_env(database, REDIS, port, "jwt", tmp / f"growth-{name}"),
+                        platform_env(database, redis_url(), port, "jwt", tmp / f"growth-{name}"),
                         f"{base}/readyz",
                         tmp / f"growth-{name}.log",
                     )
@@ -839,7 +844,7 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
         for workers in (1, 2):
             port = free_port()
             base = f"http://127.0.0.1:{port}"
-            env = platform_env(dsn, REDIS, port, "jwt", tmp / f"scale-{workers}")
+            env = platform_env(dsn, redis_url(), port, "jwt", tmp / f"scale-{workers}")
             process = start(
                 server_command(server, port, workers=workers),
                 env,
@@ -944,7 +949,7 @@ async def split_services(seconds: int) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="cs-bench-split-"))
     async with scratch_database("bench_split") as dsn:
         with running_topology(
-            dsn, REDIS, KEK, tmp, nginx, overrides={"authz": rates}, python=str(shipped.python())
+            dsn, redis_url(), KEK, tmp, nginx, overrides={"authz": rates}, python=str(shipped.python())
         ) as topology:
             idle = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
             base = topology.base_url
@@ -1171,11 +1176,10 @@ def main() -> None:
 def own_redis_server() -> RedisServer | None:
     """Unless BENCH_REDIS_URL names one, a Redis server of the bench's own for the whole run
     (its URL also handed to the bench's subprocesses through BENCH_REDIS_URL)."""
-    global REDIS
     if "BENCH_REDIS_URL" in os.environ or not shutil.which("redis-server"):
         return None
     server = RedisServer(Path(tempfile.mkdtemp(prefix="cs-bench-redis-")) / "redis.log")
-    REDIS = os.environ["BENCH_REDIS_URL"] = server.url
+    os.environ["BENCH_REDIS_URL"] = server.url
     return server
 
 

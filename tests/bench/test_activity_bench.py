@@ -50,7 +50,7 @@ async def test_the_page_section_loads_the_signed_in_page_on_both_sides(
     postgres_admin_url: str, bench_redis: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(bench_run, "PG", postgres_admin_url)
-    monkeypatch.setattr(bench_run, "REDIS", bench_redis)
+    monkeypatch.setenv("BENCH_REDIS_URL", bench_redis)
     loads: list[tuple[str, dict[str, float]]] = []
 
     def counted_wrk(url: str, seconds: float, **kw: object) -> dict[str, float]:
