@@ -211,7 +211,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=200, help="summaries timed per round and side")
     args = parser.parse_args()
-    from bench.run import PG
+    from bench.stack import PG
 
     print("\n".join(asyncio.run(activity_section(PG, rows=args.rows, rounds=args.rounds, count=args.queries))))
 

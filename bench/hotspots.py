@@ -30,6 +30,17 @@ from urllib.parse import urlencode
 
 from bench import run as B
 from bench.harness import LOAD_CORE, pinned, start, stop
+from bench.stack import (
+    EMAIL,
+    PASSWORD,
+    RS_CLIENT_ID,
+    RS_SECRET,
+    in_process_settings,
+    platform_env,
+    redis_url,
+    scratch_database,
+    server_command,
+)
 from tests.support.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +211,7 @@ async def _in_process(
     from courseschool.common.asgi import AppLifespan
     from courseschool.platform.app import build
 
-    app = build(B.in_process_settings(dsn, base))
+    app = build(in_process_settings(dsn, base))
     bodies = request_bodies(scenario, wrk_env)
     call, statuses = asgi_caller(app, scenario, base, url, wrk_env)
 
@@ -263,21 +274,19 @@ async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 
     tmp = Path(tempfile.mkdtemp(prefix="cs-profile-"))
     from courseschool.platform.run import prepare
 
-    async with B.scratch_database("profile") as dsn:
-        await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
+    async with scratch_database("profile") as dsn:
+        await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        env = B.platform_env(dsn, B.redis_url(), port, "jwt", tmp / "data")
-        process = start(B.server_command("granian", port), env, f"{base}/readyz", tmp / "server.log")
+        env = platform_env(dsn, redis_url(), port, "jwt", tmp / "data")
+        process = start(server_command("granian", port), env, f"{base}/readyz", tmp / "server.log")
         try:
             _reg, tokens = await B.owner_tokens(base, "openid courses:read")
             client_id = await B.register_public(base)
             if scenario == "introspection":
                 body = tmp / "body.txt"
                 body.write_text(
-                    urlencode(
-                        {"token": tokens["access_token"], "client_id": B.RS_CLIENT_ID, "client_secret": B.RS_SECRET}
-                    )
+                    urlencode({"token": tokens["access_token"], "client_id": RS_CLIENT_ID, "client_secret": RS_SECRET})
                     + "\n"
                 )
                 script, url, wrk_env = "introspect.lua", f"{base}/api/oauth/introspect", {"BODY_FILE": str(body)}

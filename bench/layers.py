@@ -23,6 +23,7 @@ import httpx
 from litestar import Litestar
 
 from bench import run as B
+from bench.stack import EMAIL, PASSWORD, RS_SECRET, in_process_settings, scratch_database
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.logging import configure_logging
 
@@ -99,10 +100,10 @@ async def main() -> None:
     from courseschool.platform.run import prepare
 
     lines: list[str] = []
-    async with B.scratch_database("layers") as dsn:
-        await prepare(dsn, demo_email=B.EMAIL, demo_password=B.PASSWORD, rs_secret=B.RS_SECRET)
+    async with scratch_database("layers") as dsn:
+        await prepare(dsn, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
         base = "http://127.0.0.1:8000"
-        platform = build(B.in_process_settings(dsn, base))
+        platform = build(in_process_settings(dsn, base))
         wrapped: Litestar = service_app("bench", route_handlers=[bare], ready_checks={})
         async with AppLifespan(ceiling), AppLifespan(wrapped), AppLifespan(platform):
             served = server_app(platform, platform.apps, "")  # as a server runs it

@@ -29,8 +29,8 @@ import msgspec
 import uvloop
 from litestar import Request, Response, post
 
-from bench import run as B
 from bench.hotspots import asgi_caller, refresh_body, request_bodies, scenario_server
+from bench.stack import in_process_settings
 from courseschool.authz.endpoints.introspection import introspect_token
 from courseschool.authz.endpoints.token import exchange_token
 from courseschool.authz.web import introspection, token
@@ -127,11 +127,11 @@ async def measure(lever_name: str, scenario: str, rounds: int, batch: int) -> li
     off = lever.off(on)
     codes = batch * (2 * rounds + 1) + 50
     async with scenario_server(scenario, codes=codes) as s:
-        apps = {"on": build(B.in_process_settings(s.dsn, s.base))}
+        apps = {"on": build(in_process_settings(s.dsn, s.base))}
         if lever.at_build:  # the "off" app built with the lever taken out
             setattr(owner, lever.attribute, off)
             try:
-                apps["off"] = build(B.in_process_settings(s.dsn, s.base))
+                apps["off"] = build(in_process_settings(s.dsn, s.base))
             finally:
                 setattr(owner, lever.attribute, on)
         callers = {side: asgi_caller(app, scenario, s.base, s.url, s.wrk_env) for side, app in apps.items()}

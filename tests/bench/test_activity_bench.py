@@ -15,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 
 import bench.run as bench_run
+from bench import stack
 from bench.activity import activity_section
 from bench.harness import RedisServer, wrk
 from tests.support.serving import wait_until_answering
@@ -49,7 +50,7 @@ def bench_redis(tmp_path: Path) -> Iterator[str]:
 async def test_the_page_section_loads_the_signed_in_page_on_both_sides(
     postgres_admin_url: str, bench_redis: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench_run, "PG", postgres_admin_url)
+    monkeypatch.setattr(stack, "PG", postgres_admin_url)
     monkeypatch.setenv("BENCH_REDIS_URL", bench_redis)
     loads: list[tuple[str, dict[str, float]]] = []
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
-from bench.run import copy_of
+from bench.stack import copy_of
 from tests.support.infra import temporary_database
 
 
