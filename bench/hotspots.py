@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
-from bench import run as B
 from bench.harness import LOAD_CORE, pinned, start, stop
+from bench.inputs import _claims, mint_public, owner_tokens, register_public
 from bench.stack import (
     EMAIL,
     PASSWORD,
@@ -281,8 +281,8 @@ async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 
         env = platform_env(dsn, redis_url(), port, "jwt", tmp / "data")
         process = start(server_command("granian", port), env, f"{base}/readyz", tmp / "server.log")
         try:
-            _reg, tokens = await B.owner_tokens(base, "openid courses:read")
-            client_id = await B.register_public(base)
+            _reg, tokens = await owner_tokens(base, "openid courses:read")
+            client_id = await register_public(base)
             if scenario == "introspection":
                 body = tmp / "body.txt"
                 body.write_text(
@@ -291,19 +291,19 @@ async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 
                 )
                 script, url, wrk_env = "introspect.lua", f"{base}/api/oauth/introspect", {"BODY_FILE": str(body)}
             elif scenario == "refresh":
-                lines = await B.mint_public(dsn, client_id, base, "refresh", refresh_lineages)
+                lines = await mint_public(dsn, client_id, base, "refresh", refresh_lineages)
                 (tmp / "refresh.txt").write_text("\n".join(lines) + "\n")
                 script, url = "refresh.lua", f"{base}/api/oauth/token"
                 wrk_env = {"TOKENS_FILE": str(tmp / "refresh.txt"), "CLIENT_ID": client_id}
             elif scenario == "code":
-                lines = await B.mint_public(dsn, client_id, base, "code", codes)
+                lines = await mint_public(dsn, client_id, base, "code", codes)
                 (tmp / "codes.txt").write_text("\n".join(lines) + "\n")
                 script, url, wrk_env = "once.lua", f"{base}/api/oauth/token", {"BODIES_FILE": str(tmp / "codes.txt")}
             elif scenario == "read":
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true"
                 wrk_env = {"ACCESS_TOKEN": tokens["access_token"]}
             else:  # anonymous: the public catalogue, as the bench reads it
-                school = B._claims(tokens["access_token"])["school_id"]
+                school = _claims(tokens["access_token"])["school_id"]
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true&school={school}"
                 wrk_env = {"ACCESS_TOKEN": ""}
             yield Scenario(dsn, base, url, script, wrk_env, process)

@@ -22,10 +22,11 @@ from typing import Any
 import httpx
 from litestar import Litestar
 
-from bench import run as B
+from bench.inputs import mint
 from bench.stack import EMAIL, PASSWORD, RS_SECRET, in_process_settings, scratch_database
 from courseschool.common.asgi import AppLifespan
 from courseschool.common.logging import configure_logging
+from tests.support.oauth_client import CALLBACK
 
 ROUND_TRIPS: collections.Counter[str] = collections.Counter()
 
@@ -183,10 +184,10 @@ async def refresh_breakdown(platform: Any, dsn: str, base: str, count: int = 600
         reg = (
             await http.post(
                 "/api/oauth/register",
-                json={"redirect_uris": [B.CALLBACK], "token_endpoint_auth_method": "client_secret_post"},
+                json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"},
             )
         ).json()
-        _, refreshes = await B.mint(dsn, reg, base, count)
+        _, refreshes = await mint(dsn, reg, base, count)
         form = {"content-type": "application/x-www-form-urlencoded"}
         ROUND_TRIPS.clear()
         started, cpu = time.perf_counter(), time.process_time()

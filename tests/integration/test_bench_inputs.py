@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
-from bench.run import CALLBACK, mint, mint_public
+from bench.inputs import mint, mint_public
+from tests.support.oauth_client import CALLBACK
 
 from .flow import BASE_URL, Flow
 
