@@ -62,7 +62,8 @@ from bench.peer import PUBLIC_CLIENT as PEER_PUBLIC_CLIENT
 from bench.peer import Peer, installed_versions, node_version
 from bench.peer import ensure_installed as ensure_peer
 from bench.peer import installed_version as installed_peer_version
-from bench.sidebyside import SCENARIOS, TOKEN_PATHS, Result, Side, measured, report, side_by_side, total_us
+from bench.sidebyside import SCENARIOS, TOKEN_PATHS, Result, Side, measured, side_by_side, total_us
+from bench.sidebyside_report import ceiling, report
 from bench.stack import (
     EMAIL,
     KEK,
@@ -695,53 +696,6 @@ async def split_services(seconds: int) -> list[str]:
             f"{loaded[svc]:.0f} |"
         )
     return [*out, ""]
-
-
-# A primary's size for the ceiling's arithmetic, and the share of its cores the token path
-# may use (the rest: autovacuum, checkpoints, WAL, the other paths, headroom for a peak).
-PRIMARY_CORES = (4, 16, 64)
-PRIMARY_BUSY = 0.6
-ACCESS_TOKEN_SECONDS = 600  # a client refreshes about once per access token's lifetime
-
-
-def ceiling(result: Result) -> list[str]:
-    """A deployment's ceiling on each token path, from the CPU per request this run measured
-    for PostgreSQL (the one piece that does not scale out by adding workers), Redis and the
-    server's worker."""
-    lines = [
-        "## A deployment's ceiling on the token paths",
-        "",
-        "From the side-by-side rounds above (medians of rounds): the CPU each request cost the PostgreSQL backends, "
-        "Redis and the server's worker, turned into requests per second that one core of each can carry when it "
-        "does nothing else. Workers scale out by processes and pods; Redis is one thread per server; the "
-        f"PostgreSQL primary is where every write lands. A primary is counted at {PRIMARY_BUSY:.0%} of its cores "
-        "for these requests (the rest: autovacuum, checkpoints, the WAL, the other paths, a peak).",
-        "",
-        "| path | PostgreSQL µs per request | req/s per PostgreSQL core | "
-        + " | ".join(f"one {c}-core primary, req/s" for c in PRIMARY_CORES)
-        + " | Redis µs | req/s per Redis server | worker µs | req/s per worker core |",
-        "|---|" + "---:|" * (6 + len(PRIMARY_CORES)),
-    ]
-    for scenario in TOKEN_PATHS:
-        ours = result.median(scenario, "platform")
-        pg, redis, worker = ours["db_us"], ours["redis_us"], ours["cpu_us"]
-        per_core = 1e6 / pg if pg else float("inf")
-        lines.append(
-            f"| {SCENARIOS[scenario].format(lineages=result.lineages)} | {pg:.0f} | {per_core:,.0f} | "
-            + " | ".join(f"{per_core * c * PRIMARY_BUSY:,.0f}" for c in PRIMARY_CORES)
-            + f" | {redis:.0f} | {f'{1e6 / redis:,.0f}' if redis else '-'} | {worker:.0f} | {1e6 / worker:,.0f} |"
-        )
-    refresh = result.median("refresh", "platform")["db_us"]
-    lines += [
-        "",
-        f"- Refreshes are the steady load: a client refreshes about once per access token's lifetime "
-        f"({ACCESS_TOKEN_SECONDS // 60} minutes), so each refresh a second the primary carries keeps "
-        f"{ACCESS_TOKEN_SECONDS} active sessions alive: one {PRIMARY_CORES[1]}-core primary about "
-        f"{1e6 / refresh * PRIMARY_CORES[1] * PRIMARY_BUSY * ACCESS_TOKEN_SECONDS:,.0f} sessions "
-        "(refreshes alone; see the analysis for shards and replicas past it).",
-        "",
-    ]
-    return lines
 
 
 def targets(run: Run, ceiling_rps: float) -> list[str]:

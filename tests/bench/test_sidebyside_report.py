@@ -5,8 +5,8 @@ of a deployment follows from the PostgreSQL CPU per request. Figures made up; no
 
 from __future__ import annotations
 
-from bench.run import ceiling
-from bench.sidebyside import SCENARIOS, Result, Side, order, report
+from bench.sidebyside import SCENARIOS, Result, Side, order
+from bench.sidebyside_report import ceiling, report
 
 
 def _side(name: str) -> Side:
