@@ -1,6 +1,6 @@
 """The apps-page sections of the bench: the activity query (bench/activity.py) on a small
 scale against a real PostgreSQL, both sides summarised and its worst ratio stated; and the
-connected-apps page itself (bench/run.py) loaded with wrk by a signed-in person on two
+connected-apps page itself (bench/apps_page.py) loaded with wrk by a signed-in person on two
 platform processes, every answer checked for the page's activity. No timing is asserted."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-import bench.run as bench_run
-from bench import stack
+from bench import apps_page, stack
 from bench.activity import activity_section
 from bench.harness import RedisServer, wrk
+from tests.support.net import free_port
 from tests.support.serving import wait_until_answering
 
 
@@ -36,7 +36,7 @@ async def test_the_query_section_measures_both_sides(postgres_admin_url: str) ->
 @pytest.fixture
 def bench_redis(tmp_path: Path) -> Iterator[str]:
     """A Redis server of the bench's own, as `make bench` starts one: the bench's platforms
-    run with limits no load reaches (bench/run.py RATES), whose leases of tens of thousands
+    run with limits no load reaches (bench/stack.py RATES), whose leases of tens of thousands
     of requests would use up, for the rest of the minute, the counters that this worker's
     other platforms keep for 127.0.0.1 in the worker's Redis."""
     if not shutil.which("redis-server"):
@@ -59,8 +59,8 @@ async def test_the_page_section_loads_the_signed_in_page_on_both_sides(
         loads.append((url, result))
         return result
 
-    monkeypatch.setattr(bench_run, "wrk", counted_wrk)
-    lines, ratio = await bench_run.apps_page_section("granian", tmp_path, rows=2000, rounds=1, seconds=2)
+    monkeypatch.setattr(apps_page, "wrk", counted_wrk)
+    lines, ratio = await apps_page.apps_page_section("granian", tmp_path, rows=2000, rounds=1, seconds=2)
     text = "\n".join(lines)
     assert "2,000 rows of others' activity" in text
     assert f"{ratio:.2f} of its small-table time" in text
@@ -81,7 +81,7 @@ def test_the_page_script_counts_an_answer_without_the_page_as_a_failure(tmp_path
     """cookie.lua: an answer that lacks MUST_HAVE (a plain file server's page stands for
     any wrong page, e.g. the sign-in page a lost session would get) is a failure."""
     (tmp_path / "index.html").write_text("<p>Sign in</p>")
-    port = bench_run.free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as out:
         server = subprocess.Popen(
