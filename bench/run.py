@@ -32,22 +32,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import shipped
 from bench.activity import activity_section
 from bench.apps_page import activity_report, apps_page_section
 from bench.growth import growth_section
 from bench.harness import CORES, MachineLoad, RedisServer, median_of, rss_mb, start, stop, wrk
-from bench.inputs import _claims, flow_latency, mint, owner_tokens
+from bench.inputs import _claims, flow_latency, owner_tokens
 from bench.results import TOKEN_READ_UNCACHED, Run, targets, write_report
 from bench.scale_out import scale_out
 from bench.sidebyside import Side
 from bench.sides import compare_with_peer, platform_side
 from bench.stack import (
     EMAIL,
-    KEK,
     PASSWORD,
     PG,
-    RATES,
     RS_SECRET,
     copy_of,
     platform_env,
@@ -55,6 +52,7 @@ from bench.stack import (
     scratch_database,
     server_command,
 )
+from bench.topology import split_services
 from tests.support.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -279,70 +277,6 @@ async def growing_tables(
         finally:
             for process in processes:
                 stop(process)
-
-
-async def split_services(seconds: int) -> list[str]:
-    """The production topology (tests/support/split.py: each service started with its `serve`
-    command, granian, behind the nginx gateway): each service's RSS idle, then after load
-    through the gateway on its own paths."""
-    from tests.support.deployment import find_tool
-    from tests.support.split import running_topology
-
-    nginx = find_tool("nginx")
-    if nginx is None:
-        return ["- RSS per service: not measured (nginx is not installed).", ""]
-    rates = {**RATES, "LOG_LEVEL": "info"}
-    tmp = Path(tempfile.mkdtemp(prefix="cs-bench-split-"))
-    async with scratch_database("bench_split") as dsn:
-        with running_topology(
-            dsn, redis_url(), KEK, tmp, nginx, overrides={"authz": rates}, python=str(shipped.python())
-        ) as topology:
-            idle = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
-            base = topology.base_url
-            reg, tokens = await owner_tokens(base, "openid courses:read", topology.email, topology.password)
-            _, refreshes = await mint(dsn, reg, base, seconds * 1500, email=topology.email)
-            (tmp / "refresh.txt").write_text("\n".join(refreshes))
-            load = [
-                ("discovery", wrk(f"{base}/.well-known/oauth-authorization-server", seconds)),
-                (
-                    "resource-api",
-                    wrk(
-                        f"{base}/api/v1/courses?limit=20&published=true",
-                        seconds,
-                        script="bearer.lua",
-                        env={"ACCESS_TOKEN": tokens["access_token"]},
-                    ),
-                ),
-                (
-                    "authz",
-                    wrk(
-                        f"{base}/api/oauth/token",
-                        seconds,
-                        script="bodies.lua",
-                        env={"BODIES_FILE": str(tmp / "refresh.txt")},
-                    ),
-                ),
-            ]
-            loaded = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
-    paths = {"discovery": "AS metadata", "resource-api": "course list with a bearer token", "authz": "refresh grant"}
-    out = [
-        "## Each service on its own (the production topology)",
-        "",
-        "Three `serve` processes (granian, one worker each) behind the nginx gateway of "
-        "deploy/nginx/nginx.conf, loaded through the gateway on one path each "
-        f"({seconds} s, wrk -c32, unpinned: gateway, services, PostgreSQL and Redis share the cores).",
-        "",
-        "RSS is that of the service's granian process and its worker together.",
-        "",
-        "| service | loaded with | req/s | p99 ms | RSS idle MiB | RSS after load MiB |",
-        "|---|---|---:|---:|---:|---:|",
-    ]
-    for svc, result in load:
-        out.append(
-            f"| {svc} | {paths[svc]} | {result['rps']:.0f} | {result['p99']:.1f} | {idle[svc]:.0f} | "
-            f"{loaded[svc]:.0f} |"
-        )
-    return [*out, ""]
 
 
 def layers() -> str:
