@@ -14,6 +14,7 @@ insert."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -21,8 +22,13 @@ from urllib.parse import unquote
 import asyncpg
 
 from bench.growth_rows import blocks, grow
-from bench.harness import ROOT, drift, median_of, speed_probe, wrk
+from bench.harness import ROOT, drift, median_of, speed_probe, start, stop, wrk
+from bench.inputs import owner_tokens
+from bench.results import Run
 from bench.sidebyside import Result, Side, measured, side_by_side
+from bench.sides import platform_side
+from bench.stack import EMAIL, copy_of, platform_env, redis_url, server_command
+from tests.support.net import free_port
 
 
 async def growth_section(
@@ -235,3 +241,39 @@ def plot(cost: dict[int, dict[str, float]]) -> str:
         parts.append(f'<text x="{width - right + 10}" y="{top + 20 + 16 * n}" fill="{colour}">{scenario}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+async def growing_tables(
+    run: Run, dsn: str, server: str, tmp: Path, seconds: int, levels: list[int], rounds: int
+) -> list[str]:
+    """bench/growth.py on a platform process of its own (pinned like the others), last:
+    the rows it inserts stay in the bench database. A second process serves a copy of the
+    database taken before the first insert, the small tables the largest size is
+    compared with, round by round."""
+    async with copy_of(dsn, "small") as small_dsn:
+        sides: list[Side] = []
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for name, database in (("large", dsn), ("small", small_dsn)):
+                port = free_port()
+                base = f"http://127.0.0.1:{port}"
+                processes.append(
+                    start(
+                        server_command(server, port),
+                        platform_env(database, redis_url(), port, "jwt", tmp / f"growth-{name}"),
+                        f"{base}/readyz",
+                        tmp / f"growth-{name}.log",
+                    )
+                )
+                _, tokens = await owner_tokens(base, "openid courses:read")
+                side = await platform_side(processes[-1], base, database, tokens["access_token"])
+                side.name = name
+                body = tmp / f"growth-{name}-introspection.txt"
+                body.write_text(side.introspection_body + "\n")
+                side.files["introspection", ""] = body
+                sides.append(side)
+            large, small = sides
+            return await growth_section(run, large, small, dsn, tmp, seconds, levels, rounds=rounds, email=EMAIL)
+        finally:
+            for process in processes:
+                stop(process)

@@ -34,24 +34,13 @@ from pathlib import Path
 
 from bench.activity import activity_section
 from bench.apps_page import activity_report, apps_page_section
-from bench.growth import growth_section
+from bench.growth import growing_tables
 from bench.harness import CORES, MachineLoad, RedisServer, median_of, rss_mb, start, stop, wrk
 from bench.inputs import _claims, flow_latency, owner_tokens
 from bench.results import TOKEN_READ_UNCACHED, Run, targets, write_report
 from bench.scale_out import scale_out
-from bench.sidebyside import Side
 from bench.sides import compare_with_peer, platform_side
-from bench.stack import (
-    EMAIL,
-    PASSWORD,
-    PG,
-    RS_SECRET,
-    copy_of,
-    platform_env,
-    redis_url,
-    scratch_database,
-    server_command,
-)
+from bench.stack import EMAIL, PASSWORD, PG, RS_SECRET, platform_env, redis_url, scratch_database, server_command
 from bench.topology import split_services
 from tests.support.net import free_port
 
@@ -241,42 +230,6 @@ async def bench(
         for section in run.sections:
             lines += section
     return "\n".join(lines)
-
-
-async def growing_tables(
-    run: Run, dsn: str, server: str, tmp: Path, seconds: int, levels: list[int], rounds: int
-) -> list[str]:
-    """bench/growth.py on a platform process of its own (pinned like the others), last:
-    the rows it inserts stay in the bench database. A second process serves a copy of the
-    database taken before the first insert, the small tables the largest size is
-    compared with, round by round."""
-    async with copy_of(dsn, "small") as small_dsn:
-        sides: list[Side] = []
-        processes: list[subprocess.Popen[bytes]] = []
-        try:
-            for name, database in (("large", dsn), ("small", small_dsn)):
-                port = free_port()
-                base = f"http://127.0.0.1:{port}"
-                processes.append(
-                    start(
-                        server_command(server, port),
-                        platform_env(database, redis_url(), port, "jwt", tmp / f"growth-{name}"),
-                        f"{base}/readyz",
-                        tmp / f"growth-{name}.log",
-                    )
-                )
-                _, tokens = await owner_tokens(base, "openid courses:read")
-                side = await platform_side(processes[-1], base, database, tokens["access_token"])
-                side.name = name
-                body = tmp / f"growth-{name}-introspection.txt"
-                body.write_text(side.introspection_body + "\n")
-                side.files["introspection", ""] = body
-                sides.append(side)
-            large, small = sides
-            return await growth_section(run, large, small, dsn, tmp, seconds, levels, rounds=rounds, email=EMAIL)
-        finally:
-            for process in processes:
-                stop(process)
 
 
 def layers() -> str:
