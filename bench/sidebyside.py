@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Sample, cpu_spent, median_of, wrk
+from bench.cpu import Sample, cpu_spent
+from bench.harness import median_of, wrk
 
 
 @dataclass

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
 
-from bench.harness import Sample, backends_cpu_seconds, cpu_seconds, redis_pid, rss_mb, tree_sample
+from bench.cpu import Sample, backends_cpu_seconds, cpu_seconds, redis_pid, tree_sample
+from bench.harness import rss_mb
 from bench.inputs import mint_public, register_public
 from bench.peer import PUBLIC_CLIENT as PEER_PUBLIC_CLIENT
 from bench.peer import Peer, installed_versions, node_version

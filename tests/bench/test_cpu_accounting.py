@@ -15,15 +15,8 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
-from bench.harness import (
-    RedisServer,
-    backends,
-    backends_cpu_seconds,
-    cpu_spent,
-    processes_sample,
-    redis_pid,
-    tree_sample,
-)
+from bench.cpu import backends, backends_cpu_seconds, cpu_spent, processes_sample, redis_pid, tree_sample
+from bench.harness import RedisServer
 from tests.support.infra import temporary_database
 
 # Spins on the CPU for the given seconds of its own CPU time.
