@@ -22,8 +22,9 @@ from urllib.parse import unquote
 import asyncpg
 
 from bench.growth_rows import blocks, grow
-from bench.harness import ROOT, drift, median_of, speed_probe, start, stop, wrk
+from bench.harness import ROOT, median_of, start, stop, wrk
 from bench.inputs import owner_tokens
+from bench.machine import drift, speed_probe
 from bench.results import Run
 from bench.sidebyside import Result, Side, measured, side_by_side
 from bench.sides import platform_side

@@ -32,7 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import MachineLoad, RedisServer
+from bench.harness import RedisServer
+from bench.machine import MachineLoad
 from bench.results import write_report
 from bench.suite import bench
 from bench.topology import split_services

@@ -8,7 +8,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.harness import CORES, busy_seconds, median_of, start, stop
+from bench.harness import CORES, median_of, start, stop
+from bench.machine import busy_seconds
 from bench.results import Run
 from bench.sidebyside import Side, measured, total_us
 from bench.sides import platform_side

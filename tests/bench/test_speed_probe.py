@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from bench.harness import drift, speed_probe
+from bench.machine import drift, speed_probe
 
 
 def test_the_probe_times_its_fixed_work() -> None:
