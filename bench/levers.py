@@ -29,7 +29,7 @@ import msgspec
 import uvloop
 from litestar import Request, Response, post
 
-from bench.hotspots import asgi_caller, refresh_body, request_bodies, scenario_server
+from bench.scenario import asgi_caller, refresh_body, request_bodies, scenario_server
 from bench.stack import in_process_settings
 from courseschool.authz.endpoints.introspection import introspect_token
 from courseschool.authz.endpoints.token import exchange_token
