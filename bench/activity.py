@@ -11,7 +11,7 @@ ids) is timed on both databases, alternated round by round, so that a change of 
 machine's speed falls on both; the verdict is the ratio of the medians.
 
 Usage: python -m bench.activity [--rows 1000000] [--rounds 5] [--queries 200]; or as part
-of bench/run.py (`--activity`, with the token check scenario)."""
+of `python -m bench.run --activity` (with the token check scenario)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The framework ceiling: a bare Litestar endpoint, served by the same server and
 options as the platform in the same run (granian unless `--server uvicorn`;
-run.py's `server_command`), with none of the platform's middleware or logging, so
+stack.py's `server_command`), with none of the platform's middleware or logging, so
 every other figure can be read as a share of what the stack allows."""
 
 from litestar import Litestar, Response, get

@@ -121,7 +121,7 @@ async def growth_section(
         f"{seconds} s at each size. Cost per request: the CPU time the server and its PostgreSQL backends "
         "spent per request served (steadier than throughput when other work shares the machine); the plot "
         "draws it. Speed probe: the machine's own speed right before each size's rounds "
-        "(`harness.speed_probe`, µs for a fixed piece of CPU work on the server's core; lower is faster).",
+        "(`machine.speed_probe`, µs for a fixed piece of CPU work on the server's core; lower is faster).",
         "",
         "| extra rows N | refresh req/s | refresh CPU µs per request | introspection req/s | introspection CPU "
         "µs per request | blocks from outside shared_buffers per request | speed probe µs | valid |",

@@ -6,7 +6,7 @@ bench says how fast, this says why.
 
 Usage: python -m bench.hotspots [introspection|refresh|code|read|anonymous] [--seconds 10]
 [--in-process | --breakdown]
-(needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/run.py).
+(needs py-spy, `pip install py-spy`, and the PostgreSQL and Redis of bench/stack.py).
 """
 
 from __future__ import annotations

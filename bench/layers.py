@@ -5,7 +5,7 @@ Redis round trips and the signing cost of one refresh grant. Printed as Markdown
 `bench/run.py` appends it to RESULTS.md. Figures are microseconds of this process's
 time per request, so they add up the way the server's CPU time does.
 
-Usage: python -m bench.layers (needs the PostgreSQL and Redis of bench/run.py).
+Usage: python -m bench.layers (needs the PostgreSQL and Redis of bench/stack.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ PostgreSQL counts nothing; the order flips every round. PostgreSQL's own CPU is 
 the figure: a lever that moves work into the database is judged by `make bench`.
 
 Usage: python -m bench.levers LEVER [--rounds 9] [--batch 200]; LEVER one of LEVERS.
-Needs what bench/hotspots.py needs (the PostgreSQL and Redis of bench/run.py).
+Needs what bench/hotspots.py needs (the PostgreSQL and Redis of bench/stack.py).
 """
 
 from __future__ import annotations

@@ -131,6 +131,6 @@ class MachineLoad:
             f"Machine during the run ({s['minutes']:.0f} min, {CORES} cores): this bench's processes used "
             f"{s['ours']:.0%} of the CPU time, PostgreSQL and Redis {s['shared']:.0%}, everything else "
             f"{s['others']:.0%} ({verdict}). Its speed: a fixed piece of CPU work on the server's core "
-            f"(`harness.speed_probe`) took {first:.1f} µs at the start and {last:.1f} µs at the end "
+            f"(`machine.speed_probe`) took {first:.1f} µs at the start and {last:.1f} µs at the end "
             f"({drift(first, last)})."
         )

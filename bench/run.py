@@ -19,6 +19,10 @@ Node.js and npm (the peer; `npm ci` in bench/ on first use), a PostgreSQL
 (BENCH_DATABASE_URL, default: the machine's on 127.0.0.1) and a Redis: BENCH_REDIS_URL,
 or by default a redis-server of the bench's own, started for the run (bench/harness.py:
 RedisServer), so that its CPU time is the bench's alone.
+
+This module is the command line and the report file; bench/suite.py runs the sections in
+their order, each from a module of its own (bench/sides.py, scale_out.py, growth.py,
+apps_page.py, topology.py), and bench/stack.py holds the platform's settings.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ single round swings by tens of percent here); the ratio is platform / peer, so a
 means the platform is faster.
 
 Each run also takes the CPU time that the server and its stores spent per request
-served, from /proc before and after the run (bench/harness.py: cpu_spent): the server's
+served, from /proc before and after the run (bench/cpu.py: cpu_spent): the server's
 processes (granian and its worker; Node), the PostgreSQL backends of the platform's
 database, and the Redis server each side uses. On two cores that figure, not
 throughput, is the judge: other work on the machine slows a side's requests but hardly

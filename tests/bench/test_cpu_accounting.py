@@ -1,4 +1,4 @@
-"""The bench's CPU accounting from /proc (bench/harness.py): a process tree's time keeps
+"""The bench's CPU accounting from /proc (bench/cpu.py): a process tree's time keeps
 what its exited children spent, a process that exits between two samples never makes a
 figure negative, and the PostgreSQL backends of one database and a Redis server on this
 machine are found. No timing is asserted: the work measured is counted, not timed."""

@@ -285,7 +285,7 @@ def _seed_catalogue(database_url: str, school_id: str, slug: str, owner_id: str)
         finally:
             await pool.close()
 
-    # A thread of its own, so callers with a running loop (async tests, bench/run.py) can use it.
+    # A thread of its own, so callers with a running loop (async tests, bench/topology.py) can use it.
     with concurrent.futures.ThreadPoolExecutor(1) as worker:
         worker.submit(asyncio.run, run()).result()
 
