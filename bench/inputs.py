@@ -179,7 +179,7 @@ async def flow_latency(base: str, runs: int) -> float:
     return statistics.median(times)
 
 
-def _claims(token: str) -> dict:
+def claims(token: str) -> dict:
     import msgspec
 
     payload = token.split(".")[1]

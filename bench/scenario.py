@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from bench.harness import start, stop
-from bench.inputs import _claims, mint_public, owner_tokens, register_public
+from bench.inputs import claims, mint_public, owner_tokens, register_public
 from bench.stack import (
     EMAIL,
     PASSWORD,
@@ -139,7 +139,7 @@ async def scenario_server(scenario: str, *, codes: int, refresh_lineages: int = 
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true"
                 wrk_env = {"ACCESS_TOKEN": tokens["access_token"]}
             else:  # anonymous: the public catalogue, as the bench reads it
-                school = _claims(tokens["access_token"])["school_id"]
+                school = claims(tokens["access_token"])["school_id"]
                 script, url = "bearer.lua", f"{base}/api/v1/courses?limit=20&published=true&school={school}"
                 wrk_env = {"ACCESS_TOKEN": ""}
             yield Scenario(dsn, base, url, script, wrk_env, process)

@@ -13,7 +13,7 @@ from bench.activity import activity_section
 from bench.apps_page import activity_report, apps_page_section
 from bench.growth import growing_tables
 from bench.harness import CORES, ROOT, median_of, rss_mb, start, stop, wrk
-from bench.inputs import _claims, flow_latency, owner_tokens
+from bench.inputs import claims, flow_latency, owner_tokens
 from bench.results import TOKEN_READ_UNCACHED, Run, targets
 from bench.scale_out import scale_out
 from bench.sides import compare_with_peer, platform_side
@@ -55,7 +55,7 @@ async def bench(
         the two alternated repeat by repeat (the order flipped each time), so that a change
         of the machine's speed during the pair falls on both and the token's cost is read
         from their difference."""
-        school = _claims(token)["school_id"]
+        school = claims(token)["school_id"]
         pair = [
             (names[0], f"{courses}&published=true&school={school}", ""),
             (names[1], f"{courses}&published=true", token),
