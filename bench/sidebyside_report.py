@@ -15,7 +15,7 @@ def report(result: Result, platform_label: str, peer_labels: dict[str, str]) -> 
     """The side-by-side section: `peer_labels` names each peer side ({side name: what it
     is}); the first side of the result is the platform."""
     platform, *peers = result.sides
-    lines = [
+    return [
         "## Side by side with peer servers",
         "",
         "The platform as above and, in the same run, "
@@ -29,6 +29,34 @@ def report(result: Result, platform_label: str, peer_labels: dict[str, str]) -> 
         "rotated by one from round to round. Figures are medians of rounds; ratio = platform / peer (above "
         f"1: the platform is faster). Platform: {platform_label}.",
         "",
+        *_throughput_table(result),
+        "",
+        "CPU time per request served, the server and its stores (medians of rounds, µs), from /proc before and "
+        "after each run: the server's processes (granian's and its worker's; Node's), the PostgreSQL backends "
+        "connected to the platform's database, the Redis server each side uses (the bench's own, used by "
+        "nothing else). PostgreSQL's shared processes (WAL writer, checkpointer) are not counted. Cost ratio = "
+        "peer / platform: at 1 or more the platform costs no more CPU per request than that peer.",
+        "",
+        *_cost_table(result),
+        "",
+        "- Median of the per-round ratios (each round's platform figure over the peer's in the same round): "
+        + "; ".join(
+            f"{p}: " + ", ".join(f"{sc} {result.per_round(sc, platform, p):.2f}" for sc in SCENARIOS) for p in peers
+        )
+        + ".",
+        "- RSS (MiB, idle / after the rounds): "
+        + ", ".join(f"{s} {result.rss[s][0]:.0f} / {result.rss[s][1]:.0f}" for s in result.sides)
+        + ". The platform's is granian's process and its worker (its data is in PostgreSQL); each peer's is its "
+        "Node process (the in-memory peer holds every grant, code and token it minted or issued; the durable "
+        "peer's are in Redis).",
+        "",
+    ]
+
+
+def _throughput_table(result: Result) -> list[str]:
+    """Requests per second of each server on each scenario, medians and spread of rounds."""
+    platform, *peers = result.sides
+    lines = [
         "| scenario | platform req/s | "
         + " | ".join(f"{p} req/s | platform / {p}" for p in peers)
         + " | platform rounds min-max | "
@@ -52,14 +80,13 @@ def report(result: Result, platform_label: str, peer_labels: dict[str, str]) -> 
             + " | ".join(f"{min(spread[s]):.0f}-{max(spread[s]):.0f}" for s in result.sides)
             + f" | {'yes' if result.valid(scenario) else f'no ({failed:.0f} failed requests)'} |"
         )
-    lines += [
-        "",
-        "CPU time per request served, the server and its stores (medians of rounds, µs), from /proc before and "
-        "after each run: the server's processes (granian's and its worker's; Node's), the PostgreSQL backends "
-        "connected to the platform's database, the Redis server each side uses (the bench's own, used by "
-        "nothing else). PostgreSQL's shared processes (WAL writer, checkpointer) are not counted. Cost ratio = "
-        "peer / platform: at 1 or more the platform costs no more CPU per request than that peer.",
-        "",
+    return lines
+
+
+def _cost_table(result: Result) -> list[str]:
+    """CPU µs per request of each server and its stores on each scenario, and peer / platform."""
+    platform, *peers = result.sides
+    lines = [
         "| scenario | platform: server | PostgreSQL | Redis | total | "
         + " | ".join(
             f"{p}: server | Redis | total | cost ratio" if _uses_redis(result, p) else f"{p}: server | cost ratio"
@@ -87,20 +114,6 @@ def report(result: Result, platform_label: str, peer_labels: dict[str, str]) -> 
                 cells.append(f"{theirs['cpu_us']:.0f}")
             cells.append(ratio)
         lines.append(f"| {_label(result, scenario)} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "- Median of the per-round ratios (each round's platform figure over the peer's in the same round): "
-        + "; ".join(
-            f"{p}: " + ", ".join(f"{sc} {result.per_round(sc, platform, p):.2f}" for sc in SCENARIOS) for p in peers
-        )
-        + ".",
-        "- RSS (MiB, idle / after the rounds): "
-        + ", ".join(f"{s} {result.rss[s][0]:.0f} / {result.rss[s][1]:.0f}" for s in result.sides)
-        + ". The platform's is granian's process and its worker (its data is in PostgreSQL); each peer's is its "
-        "Node process (the in-memory peer holds every grant, code and token it minted or issued; the durable "
-        "peer's are in Redis).",
-        "",
-    ]
     return lines
 
 
