@@ -39,35 +39,57 @@ async def scale_out(run: Run, dsn: str, server: str, tmp: Path, seconds: int, ro
             side.name = f"{workers} worker" + ("s" if workers > 1 else "")
             sides.append(side)
         lineages = 256
-        for side in sides:
-            for n in range(rounds + 1):
-                path = tmp / f"scale-{side.name.replace(' ', '-')}-{n}.txt"
-                path.write_text("\n".join(await side.mint_refresh(lineages)) + "\n")
-                side.files["refresh", str(n)] = path
-        runs: dict[str, list[dict[str, float]]] = {s.name: [] for s in sides}
-        # The whole machine's CPU seconds per request, and the share of its cores busy, by side.
-        busy: dict[str, list[tuple[float, float]]] = {s.name: [] for s in sides}
-        for n in range(rounds + 1):  # round 0 warms up and is not counted
-            for side in sides if n % 2 == 0 else sides[::-1]:
-                before, started = busy_seconds(), time.monotonic()
-                result = measured(
-                    side,
-                    f"{side.base}{side.token_path}",
-                    seconds,
-                    script="refresh.lua",
-                    core=None,
-                    env={"TOKENS_FILE": str(side.files["refresh", str(n)]), "CLIENT_ID": side.client_id},
-                )
-                if n:
-                    runs[side.name].append(result)
-                    spent = busy_seconds() - before
-                    busy[side.name].append(
-                        (spent / max(result["requests"], 1), spent / (CORES * (time.monotonic() - started)))
-                    )
-                print(f"scale-out round {n}: {side.name}: {result['rps']:.0f} req/s", flush=True)
+        runs, busy = await _alternate(sides, tmp, seconds, rounds, lineages)
     finally:
         for process in processes:
             stop(process)
+    return _scale_lines(run, sides, runs, busy, lineages, seconds, rounds)
+
+
+async def _alternate(
+    sides: list[Side], tmp: Path, seconds: int, rounds: int, lineages: int
+) -> tuple[dict[str, list[dict[str, float]]], dict[str, list[tuple[float, float]]]]:
+    """The rounds, each side's refresh tokens minted first: each side's counted runs, and
+    the whole machine's CPU seconds per request and share of its cores busy in each."""
+    for side in sides:
+        for n in range(rounds + 1):
+            path = tmp / f"scale-{side.name.replace(' ', '-')}-{n}.txt"
+            path.write_text("\n".join(await side.mint_refresh(lineages)) + "\n")
+            side.files["refresh", str(n)] = path
+    runs: dict[str, list[dict[str, float]]] = {s.name: [] for s in sides}
+    # The whole machine's CPU seconds per request, and the share of its cores busy, by side.
+    busy: dict[str, list[tuple[float, float]]] = {s.name: [] for s in sides}
+    for n in range(rounds + 1):  # round 0 warms up and is not counted
+        for side in sides if n % 2 == 0 else sides[::-1]:
+            before, started = busy_seconds(), time.monotonic()
+            result = measured(
+                side,
+                f"{side.base}{side.token_path}",
+                seconds,
+                script="refresh.lua",
+                core=None,
+                env={"TOKENS_FILE": str(side.files["refresh", str(n)]), "CLIENT_ID": side.client_id},
+            )
+            if n:
+                runs[side.name].append(result)
+                spent = busy_seconds() - before
+                busy[side.name].append(
+                    (spent / max(result["requests"], 1), spent / (CORES * (time.monotonic() - started)))
+                )
+            print(f"scale-out round {n}: {side.name}: {result['rps']:.0f} req/s", flush=True)
+    return runs, busy
+
+
+def _scale_lines(
+    run: Run,
+    sides: list[Side],
+    runs: dict[str, list[dict[str, float]]],
+    busy: dict[str, list[tuple[float, float]]],
+    lineages: int,
+    seconds: int,
+    rounds: int,
+) -> list[str]:
+    """The section's table and what follows from it; the target's check added to the run."""
     one, two = (median_of(runs[s.name]) for s in sides)
     valid = one["failures"] == 0 and two["failures"] == 0
     ratio = two["rps"] / one["rps"]

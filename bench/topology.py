@@ -56,6 +56,13 @@ async def split_services(seconds: int) -> list[str]:
                 ),
             ]
             loaded = {svc: rss_mb(s.process) for svc, s in topology.services.items()}
+    return _services_table(seconds, load, idle, loaded)
+
+
+def _services_table(
+    seconds: int, load: list[tuple[str, dict[str, float]]], idle: dict[str, float], loaded: dict[str, float]
+) -> list[str]:
+    """Each service's throughput on its path, and its RSS idle and after the load."""
     paths = {"discovery": "AS metadata", "resource-api": "course list with a bearer token", "authz": "refresh grant"}
     out = [
         "## Each service on its own (the production topology)",
