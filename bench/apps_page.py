@@ -30,63 +30,86 @@ async def apps_page_section(server: str, tmp: Path, *, rows: int, rounds: int, s
     of throughput, small / large. One connection: each page's time is the whole of it (the
     worker, the resource API's summary, PostgreSQL), not hidden behind other pages being
     served meanwhile. (The section's lines, that ratio.)"""
-    from courseschool.platform.run import prepare
-
     async with scratch_database("apps") as small:
-        await prepare(small, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        process = start(
-            server_command(server, port),
-            platform_env(small, redis_url(), port, "jwt", tmp / "apps-seed"),
-            f"{base}/readyz",
-            tmp / "apps-seed.log",
-        )
-        try:
-            for _ in range(3):
-                await owner_tokens(base, "openid courses:read")
-            async with Human(base) as person:
-                session = await person.sign_in(email=EMAIL, password=PASSWORD)
-        finally:
-            stop(process)
-        conn = await asyncpg.connect(small)
-        try:
-            grants = await conn.fetch(
-                "SELECT g.id, g.user_id::text, g.school_id FROM authz_grants g JOIN authz_users u ON u.id = g.user_id "
-                "WHERE u.email_canonical = $1 AND g.revoked_at IS NULL",
-                EMAIL,
-            )
-            assert len(grants) == 3, grants
-            await add_own_activity(conn, [g["id"] for g in grants], grants[0]["user_id"], grants[0]["school_id"])
-        finally:
-            await conn.close()
+        session = await _seed(server, tmp, small)
         async with copy_of(small, "large") as large:
             took = await grow(large, rows)
-            processes: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
-            try:
-                for side, database in (("small", small), ("large", large)):
-                    port = free_port()
-                    processes[side] = (
-                        start(
-                            server_command(server, port),
-                            platform_env(database, redis_url(), port, "jwt", tmp / f"apps-{side}"),
-                            f"http://127.0.0.1:{port}/readyz",
-                            tmp / f"apps-{side}.log",
-                        ),
-                        f"http://127.0.0.1:{port}/oauth/apps",
-                    )
-                cookie = {"COOKIE": f"cs_session={session}", "MUST_HAVE": "read courses 465 times"}
-                found: dict[str, list[dict[str, float]]] = {"small": [], "large": []}
-                for n in range(rounds + 1):
-                    for side in ("small", "large") if n % 2 == 0 else ("large", "small"):
-                        result = wrk(processes[side][1], seconds, script="cookie.lua", env=cookie, connections=1)
-                        if result["failures"]:
-                            raise RuntimeError(f"the apps page failed {result['failures']} times ({side} tables)")
-                        if n:
-                            found[side].append(result)
-            finally:
-                for process, _ in processes.values():
-                    stop(process)
+            found = await _alternate(server, tmp, (("small", small), ("large", large)), session, rounds, seconds)
+    return _page_lines(found, rows, took, rounds, seconds)
+
+
+async def _seed(server: str, tmp: Path, small: str) -> str:
+    """The demo owner's three apps connected through the pages, each grant given the month
+    of activity; the owner's session, signed in."""
+    from courseschool.platform.run import prepare
+
+    await prepare(small, demo_email=EMAIL, demo_password=PASSWORD, rs_secret=RS_SECRET)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = start(
+        server_command(server, port),
+        platform_env(small, redis_url(), port, "jwt", tmp / "apps-seed"),
+        f"{base}/readyz",
+        tmp / "apps-seed.log",
+    )
+    try:
+        for _ in range(3):
+            await owner_tokens(base, "openid courses:read")
+        async with Human(base) as person:
+            session = await person.sign_in(email=EMAIL, password=PASSWORD)
+    finally:
+        stop(process)
+    conn = await asyncpg.connect(small)
+    try:
+        grants = await conn.fetch(
+            "SELECT g.id, g.user_id::text, g.school_id FROM authz_grants g JOIN authz_users u ON u.id = g.user_id "
+            "WHERE u.email_canonical = $1 AND g.revoked_at IS NULL",
+            EMAIL,
+        )
+        assert len(grants) == 3, grants
+        await add_own_activity(conn, [g["id"] for g in grants], grants[0]["user_id"], grants[0]["school_id"])
+    finally:
+        await conn.close()
+    return session
+
+
+async def _alternate(
+    server: str, tmp: Path, databases: tuple[tuple[str, str], ...], session: str, rounds: int, seconds: int
+) -> dict[str, list[dict[str, float]]]:
+    """The page loaded on one platform process per database, alternated round by round;
+    the counted runs of each side."""
+    processes: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    try:
+        for side, database in databases:
+            port = free_port()
+            processes[side] = (
+                start(
+                    server_command(server, port),
+                    platform_env(database, redis_url(), port, "jwt", tmp / f"apps-{side}"),
+                    f"http://127.0.0.1:{port}/readyz",
+                    tmp / f"apps-{side}.log",
+                ),
+                f"http://127.0.0.1:{port}/oauth/apps",
+            )
+        cookie = {"COOKIE": f"cs_session={session}", "MUST_HAVE": "read courses 465 times"}
+        found: dict[str, list[dict[str, float]]] = {"small": [], "large": []}
+        for n in range(rounds + 1):
+            for side in ("small", "large") if n % 2 == 0 else ("large", "small"):
+                result = wrk(processes[side][1], seconds, script="cookie.lua", env=cookie, connections=1)
+                if result["failures"]:
+                    raise RuntimeError(f"the apps page failed {result['failures']} times ({side} tables)")
+                if n:
+                    found[side].append(result)
+    finally:
+        for process, _ in processes.values():
+            stop(process)
+    return found
+
+
+def _page_lines(
+    found: dict[str, list[dict[str, float]]], rows: int, took: float, rounds: int, seconds: int
+) -> tuple[list[str], float]:
+    """The section's lines, and the ratio of the medians of throughput, small / large."""
     small_rps = statistics.median(r["rps"] for r in found["small"])
     large_rps = statistics.median(r["rps"] for r in found["large"])
     p50 = {side: statistics.median(r["p50"] for r in runs) for side, runs in found.items()}
