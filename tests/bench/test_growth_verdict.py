@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.growth import _verdict
+from bench.growth_report import _verdict
 from bench.sidebyside import Result
 
 
