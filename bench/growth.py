@@ -60,7 +60,42 @@ async def growth_section(
     outside: dict[int, tuple[float, float]] = {}  # blocks read from outside shared_buffers: per request, share
     probes: dict[int, float] = {}  # the machine's speed right before each size's rounds
     present = 0
-    warm = tmp / "growth-warm.txt"  # a warm-up run of each, not counted
+    await _warm_up(ours, tmp, lineages)
+    for level in sorted(levels):
+        if level > present:
+            print(f"growth: inserting rows {present + 1}..{level}", flush=True)
+            await grow(dsn, client_id, ours.base, email, present, level)
+            present = level
+        before = await blocks(dsn)  # after its pause, so that the insert's aftermath has settled
+        probes[level] = speed_probe()
+        runs = await _rounds_at(ours, tmp, level, steps, seconds, lineages)
+        figures[level] = {k: median_of(v) for k, v in runs.items()}
+        hit, read, buffers = await blocks(dsn)
+        hit, read = hit - before[0], read - before[1]
+        served = sum(r["requests"] for v in runs.values() for r in v)
+        outside[level] = (read / served, read / max(1, hit + read))
+        print(
+            f"growth {level}: " + ", ".join(f"{k} {v['rps']:.0f} req/s" for k, v in figures[level].items()), flush=True
+        )
+    small_size, large = min(figures), max(figures)
+    lines = _sizes_lines(figures, outside, probes, buffers, own=own, steps=steps, seconds=seconds)
+    slower, moved = probes[large] / probes[small_size], drift(probes[small_size], probes[large])
+    lines.append(
+        f"- The machine's speed probe, {large:,} / {small_size:,}: {slower:.2f} ({moved})"
+        ": the table's sizes were measured one after the other, so their figures compare only as far as the "
+        "machine kept its speed. The verdict below does not depend on it."
+    )
+    print(f"growth: {large:,} extra rows against none, alternated", flush=True)
+    verdict = await side_by_side(
+        (ours, small), tmp, seconds=seconds, rounds=rounds, lineages=lineages, scenarios=_SCENARIOS, log=print
+    )
+    lines += ["", *_verdict(run, verdict, large, own)]
+    return [*lines, ""]
+
+
+async def _warm_up(ours: Side, tmp: Path, lineages: int) -> None:
+    """A warm-up run of each scenario, not counted."""
+    warm = tmp / "growth-warm.txt"
     warm.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
     wrk(
         f"{ours.base}{ours.token_path}",
@@ -74,44 +109,48 @@ async def growth_section(
         script="introspect.lua",
         env={"BODY_FILE": str(ours.files["introspection", ""])},
     )
-    for level in sorted(levels):
-        if level > present:
-            print(f"growth: inserting rows {present + 1}..{level}", flush=True)
-            await grow(dsn, client_id, ours.base, email, present, level)
-            present = level
-        runs: dict[str, list[dict[str, float]]] = {"refresh": [], "introspection": []}
-        before = await blocks(dsn)  # after its pause, so that the insert's aftermath has settled
-        probes[level] = speed_probe()
-        for n in range(steps):
-            tokens = tmp / f"growth-{level}-{n}.txt"
-            tokens.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
-            runs["refresh"].append(
-                measured(
-                    ours,
-                    f"{ours.base}{ours.token_path}",
-                    seconds,
-                    script="refresh.lua",
-                    env={"TOKENS_FILE": str(tokens), "CLIENT_ID": ours.client_id},
-                )
+
+
+async def _rounds_at(
+    ours: Side, tmp: Path, level: int, steps: int, seconds: int, lineages: int
+) -> dict[str, list[dict[str, float]]]:
+    """`steps` rounds of each scenario at one size, fresh refresh tokens for each."""
+    runs: dict[str, list[dict[str, float]]] = {"refresh": [], "introspection": []}
+    for n in range(steps):
+        tokens = tmp / f"growth-{level}-{n}.txt"
+        tokens.write_text("\n".join(await ours.mint_refresh(lineages)) + "\n")
+        runs["refresh"].append(
+            measured(
+                ours,
+                f"{ours.base}{ours.token_path}",
+                seconds,
+                script="refresh.lua",
+                env={"TOKENS_FILE": str(tokens), "CLIENT_ID": ours.client_id},
             )
-            runs["introspection"].append(
-                measured(
-                    ours,
-                    f"{ours.base}{ours.introspection_path}",
-                    seconds,
-                    script="introspect.lua",
-                    env={"BODY_FILE": str(ours.files["introspection", ""])},
-                )
-            )
-        figures[level] = {k: median_of(v) for k, v in runs.items()}
-        hit, read, buffers = await blocks(dsn)
-        hit, read = hit - before[0], read - before[1]
-        served = sum(r["requests"] for v in runs.values() for r in v)
-        outside[level] = (read / served, read / max(1, hit + read))
-        print(
-            f"growth {level}: " + ", ".join(f"{k} {v['rps']:.0f} req/s" for k, v in figures[level].items()), flush=True
         )
-    small_size, large = min(figures), max(figures)
+        runs["introspection"].append(
+            measured(
+                ours,
+                f"{ours.base}{ours.introspection_path}",
+                seconds,
+                script="introspect.lua",
+                env={"BODY_FILE": str(ours.files["introspection", ""])},
+            )
+        )
+    return runs
+
+
+def _sizes_lines(
+    figures: dict[int, dict[str, dict[str, float]]],
+    outside: dict[int, tuple[float, float]],
+    probes: dict[int, float],
+    buffers: str,
+    *,
+    own: int,
+    steps: int,
+    seconds: int,
+) -> list[str]:
+    """The table of the sizes one after the other, and its chart written to bench/growth.svg."""
     lines = [
         "## As the tables grow",
         "",
@@ -151,18 +190,7 @@ async def growth_section(
         "![CPU time per request (server and PostgreSQL) as the tables grow](growth.svg)",
         "",
     ]
-    slower, moved = probes[large] / probes[small_size], drift(probes[small_size], probes[large])
-    lines.append(
-        f"- The machine's speed probe, {large:,} / {small_size:,}: {slower:.2f} ({moved})"
-        ": the table's sizes were measured one after the other, so their figures compare only as far as the "
-        "machine kept its speed. The verdict below does not depend on it."
-    )
-    print(f"growth: {large:,} extra rows against none, alternated", flush=True)
-    verdict = await side_by_side(
-        (ours, small), tmp, seconds=seconds, rounds=rounds, lineages=lineages, scenarios=_SCENARIOS, log=print
-    )
-    lines += ["", *_verdict(run, verdict, large, own)]
-    return [*lines, ""]
+    return lines
 
 
 async def growing_tables(
