@@ -7,13 +7,22 @@ from __future__ import annotations
 import functools
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-if TYPE_CHECKING:
-    from .registry import AreaSpec
+
+class Ruled(Protocol):
+    """What validation reads of an area: its model and its cross-field rule (each
+    `registry.AreaSpec` has both; the registry names the rules of this module, so this
+    module does not name the registry)."""
+
+    @property
+    def model(self) -> type[Struct] | None: ...
+
+    @property
+    def check(self) -> Callable[[dict[str, Any]], None] | None: ...
 
 
 class RuleError(ValueError):
@@ -28,7 +37,7 @@ def patch_type(model: type[Struct]) -> type[Struct]:
     return msgspec.defstruct(f"{model.__name__}Patch", fields, forbid_unknown_fields=True, kw_only=True)
 
 
-def validate_document(spec: AreaSpec, data: dict[str, Any]) -> dict[str, Any]:
+def validate_document(spec: Ruled, data: dict[str, Any]) -> dict[str, Any]:
     """The area's model, then its cross-field rule; the JSON-ready document.
     Raises msgspec.ValidationError or RuleError."""
     assert spec.model is not None
