@@ -9,6 +9,7 @@ from courseschool.common.errors import ConflictError, InvalidRequestError, fit_d
 from courseschool.common.scopes import ROLES, parse_scope, writes_lost
 from courseschool.common.secrets import new_token
 
+from ..password_reset import check_password_rule, end_sessions_and_grants
 from .base import AdminBase, unknown
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -103,8 +104,7 @@ class PeopleAdmin(AdminBase):
         secret = password or new_token(12)
         _check_password(secret)
         await self.c.users.set_password_hash(user["id"], await self.c.passwords.hash(secret))
-        await self.c.admin_store.end_sessions(user["id"])
-        ended = await self._end_grants(list(await self.c.admin_store.live_grants_of_user(user["id"])), "password_reset")
+        ended = await end_sessions_and_grants(self.c, user["id"])
         await self._audit("password_reset", subject=user["id"], grants_ended=ended)
         shown = {"password": secret} if password is None else {}
         return {"id": user["id"], "email": user["email"], "grants_ended": ended, **shown}
@@ -131,5 +131,4 @@ def _check_role(role: str) -> None:
 
 
 def _check_password(password: str) -> None:
-    if not 10 <= len(password) <= 1024:
-        raise InvalidRequestError("a password must be 10 to 1024 characters")
+    check_password_rule(password)
