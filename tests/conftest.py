@@ -48,6 +48,7 @@ TABLES = (
     "authz_passkeys",
     "authz_recovery_codes",
     "authz_totp",
+    "authz_account_links",
     "authz_users",
     "authz_schools",
     "api_activity_changes",

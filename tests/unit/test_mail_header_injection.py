@@ -11,6 +11,7 @@ from email.policy import default
 
 import pytest
 
+from courseschool.authz.mail.account_messages import ACCOUNT_KINDS
 from courseschool.authz.mail.messages import Recipient, Sender, build_message, shown_name
 from courseschool.authz.storage.mail_outbox import KINDS, NEW_CONNECTION
 
@@ -40,7 +41,7 @@ def _built(name: str, kind: str = NEW_CONNECTION, to: Recipient = TO) -> tuple[E
         "Evil\x85Bcc: victim@example.com",
     ],
 )
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [kind for kind in KINDS if kind not in ACCOUNT_KINDS])  # those name no app
 def test_an_app_name_with_line_breaks_makes_no_header(name: str, kind: str) -> None:
     parsed, wire = _built(name, kind)
     assert parsed["Bcc"] is None and parsed.get_all("Bcc") is None
@@ -91,3 +92,24 @@ def test_links_go_to_our_pages_only() -> None:
     assert html is not None
     assert 'href="https://auth.school.example/oauth/apps"' in html.get_content()
     assert html.get_content().count("href=") == 1
+
+
+@pytest.mark.parametrize("kind", ACCOUNT_KINDS)
+def test_a_school_or_person_name_with_line_breaks_makes_no_header(kind: str) -> None:
+    """The messages about a person's own account name their school (in an invitation's
+    subject) and the person, both typed by someone else."""
+    evil = "Evil\r\nBcc: victim@example.com"
+    details = {"school_name": evil, "token": "t0k3n", "expires_at": NOW + 60, "change": "password_changed", "at": NOW}
+    message = build_message(
+        kind, details, to=Recipient(email=TO.email, name=evil), sender=SENDER, message_id="1", now=NOW
+    )
+    wire = message.as_bytes()
+    parsed = email.message_from_bytes(wire, policy=default)
+    assert parsed["Bcc"] is None and b"\nBcc:" not in wire.split(b"\r\n\r\n", 1)[0]
+    assert "\n" not in parsed["Subject"] and "\n" not in str(parsed["To"])
+
+
+def test_a_link_message_whose_link_is_gone_is_not_built() -> None:
+    """A link spent (its sealed token cleared) before its message left: nothing to send."""
+    with pytest.raises(ValueError):
+        build_message("password_reset", {"at": NOW}, to=TO, sender=SENDER, message_id="2", now=NOW)

@@ -23,6 +23,8 @@ from .components import Components
 from .settings import AuthzSettings
 from .storage.client_metadata import PUBLIC_WEB, DocumentWeb
 from .web import (
+    account,
+    account_links,
     admin,
     authorization,
     connected_apps,
@@ -101,6 +103,8 @@ ROUTES = [
     security.ROUTER,
     passkeys.ROUTER,
     security.SCHOOL_ROUTER,
+    account.ROUTER,
+    *account_links.ROUTES,
     admin.ADMIN_ROUTER,
 ]
 

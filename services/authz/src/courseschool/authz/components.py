@@ -220,7 +220,7 @@ class _Served:
             sessions=PgSessionStore(pool, s.clock),
             notices=PgNoticeStore(pool, mail=settings.smtp_url is not None),
             school_apps=PgSchoolAppStore(pool),
-            mail=PgMailOutbox(pool, enabled=settings.smtp_url is not None),
+            mail=s.mail,
             activity=ActivityReader(resource, settings.internal_token),
             second_steps=RedisSecondStepStore(s.redis, settings.interaction_ttl),
             passkeys=Passkeys.build(pool, s.redis),
@@ -296,4 +296,7 @@ class _Served:
             second_steps=self.second_steps,
             passkeys=self.passkeys,
             page_key=self.page_key,
+            links=s.links,
+            passwords=s.passwords,
+            limits=self.limits,
         )

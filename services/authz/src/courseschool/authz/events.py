@@ -57,6 +57,11 @@ SECURITY_ACTIONS = frozenset(
         "recovery_codes_renewed",
         "second_factors_reset",
         "two_step_required",
+        "password_reset_requested",
+        "password_reset_by_link",
+        "password_changed",
+        "signed_out_elsewhere",
+        "sign_in_confirmation_failed",
     }
 )
 # Grants ended for a reason security must see (reuse, a password reset, a role change).

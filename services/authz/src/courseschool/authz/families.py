@@ -6,7 +6,8 @@ to the handlers by dependency injection (web/http.py).
 - `Tokens`: the token endpoint, revocation, introspection, UserInfo and the JWKS.
 - `SignInPages`: authorization requests, the login and consent pages, the standalone
   sign-in page and sign-out.
-- `AccountPages`: a signed-in person's connected apps and a school's apps page.
+- `AccountPages`: a signed-in person's account, connected apps and security, a
+  school's apps page, and the pages of an e-mailed link (invitation, password reset).
 - `Registration`: dynamic client registration and configuration (RFC 7591, RFC 7592).
 - `Administration`: the internal admin API and the admin CLI.
 - `Internal`: `/internal/*` for the other services.
@@ -36,6 +37,7 @@ from .passwords import PasswordWork
 from .protocol.context import TokenContext
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
+from .storage.account_links import PgAccountLinkStore
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import MetadataDocumentFetcher
@@ -142,6 +144,9 @@ class AccountPages:
     second_steps: RedisSecondStepStore  # recovery codes shown once
     passkeys: Passkeys  # the person's passkeys: added, named, removed
     page_key: bytes
+    links: PgAccountLinkStore  # invitations and password resets by e-mail
+    passwords: PasswordWork  # a new password hashed, the password re-entered checked
+    limits: Limits  # "Forgot your password?" and a re-entered password, like a sign-in
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -173,6 +178,8 @@ class Administration:
     # CLI, which signs nothing, only takes the steps that are due.
     keys_rotated: Callable[[], Awaitable[object]]
     second_factors: PgSecondFactorStore  # reset by an administrator
+    mail: PgMailOutbox  # the person told of a reset
+    links: PgAccountLinkStore  # invitations
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

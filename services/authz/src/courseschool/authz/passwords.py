@@ -39,11 +39,18 @@ def _dummy_hash() -> str:
     return _hasher.hash("no such account: equalise timing")
 
 
+# Stored for a person invited who has not chosen a password yet: no hash of anything,
+# so no password matches it; checked like an unknown account (the same work).
+NO_PASSWORD = "!invited"
+
+
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:
+    if password_hash == NO_PASSWORD:
+        password_hash = None
     try:
         return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
@@ -63,7 +70,7 @@ def check_password(password_hash: str | None, password: str) -> Checked:
     """Verify, and rehash in the same turn when the stored parameters are outdated."""
     if not verify_password(password_hash, password):
         return Checked(ok=False)
-    rehash = password_hash is not None and needs_rehash(password_hash)
+    rehash = password_hash is not None and password_hash != NO_PASSWORD and needs_rehash(password_hash)
     return Checked(ok=True, new_hash=hash_password(password) if rehash else None)
 
 

@@ -19,6 +19,8 @@ RATE_NAMES = (
     "rate_logout_per_ip",
     "rate_client_configuration_per_ip",
     "rate_client_configuration_per_client",
+    "rate_password_reset_per_ip",
+    "rate_password_reset_per_account",
 )
 
 
@@ -35,6 +37,9 @@ _SECONDS = (
     "key_publish_lead",
     "key_reload_interval",
     "housekeeping_interval",
+    "invitation_ttl",
+    "password_reset_ttl",
+    "recent_sign_in",
 )
 _COUNTS = (
     "login_lockout_threshold",
@@ -48,7 +53,23 @@ _COUNTS = (
 )
 
 
-class AuthzSettings(BaseSettings, kw_only=True, frozen=True):
+class AccountSettings(BaseSettings, kw_only=True, frozen=True):
+    """People's accounts (issue 40), checked with the rest by AuthzSettings."""
+
+    # Single-use links by e-mail: an invitation (`admin users invite`) is valid this
+    # long, a password reset ("Forgot your password?") this long.
+    invitation_ttl: int = 48 * 3600
+    password_reset_ttl: int = 30 * 60
+    # A change on the account or security page needs the password or a code entered
+    # within this many seconds (a sign-in, or a confirmation asked for then).
+    recent_sign_in: int = 300
+    # "Forgot your password?": requests per address, and messages per address typed in
+    # (beyond it the page answers the same and nothing is sent).
+    rate_password_reset_per_ip: str = "10/900"
+    rate_password_reset_per_account: str = "3/900"
+
+
+class AuthzSettings(AccountSettings, kw_only=True, frozen=True):
     # 32 random bytes, base64url: seals private signing keys at rest. Required in
     # production; the embedded default generates one and keeps it in its data folder.
     key_encryption_key: str | None = None

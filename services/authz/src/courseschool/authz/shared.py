@@ -23,12 +23,14 @@ from .passwords import PasswordWork
 from .protocol.key_rotation import RotationPolicy
 from .protocol.models import Client
 from .settings import AuthzSettings
+from .storage.account_links import PgAccountLinkStore
 from .storage.admin import PgAdminStore
 from .storage.clients import CHANGES as CLIENT_CHANGES
 from .storage.clients import PgClientStore
 from .storage.events import PgEventStore
 from .storage.grants import PgGrantStore
 from .storage.keys import PgKeyStore
+from .storage.mail_outbox import PgMailOutbox
 from .storage.revocations import PgRedisRevoker
 from .storage.second_factors import PgSecondFactorStore
 from .storage.trusted_domains import PgTrustedDomainStore
@@ -55,6 +57,8 @@ class Shared:
     passwords: PasswordWork  # closed by the root
     key_store: PgKeyStore  # nothing is read from it until asked
     second_factors: PgSecondFactorStore  # TOTP secrets sealed under the KEK, recovery codes' digests
+    mail: PgMailOutbox  # e-mail to people (filled only with SMTP_URL set)
+    links: PgAccountLinkStore  # invitations and password resets (their token sealed under the KEK)
 
     @classmethod
     def build(cls, settings: AuthzSettings, pool: asyncpg.Pool, redis: aioredis.Redis, clock: Clock) -> Shared:
@@ -81,6 +85,8 @@ class Shared:
             ),
             key_store=key_store(settings, pool, kek, clock),
             second_factors=second_factor_store(pool, kek),
+            mail=PgMailOutbox(pool, enabled=settings.smtp_url is not None),
+            links=PgAccountLinkStore(pool, KeyEncryptor(kek)),
         )
 
     def administration(self, keys_rotated: Callable[[], Awaitable[object]]) -> Administration:
@@ -100,6 +106,8 @@ class Shared:
             keys=self.key_store,
             keys_rotated=keys_rotated,
             second_factors=self.second_factors,
+            mail=self.mail,
+            links=self.links,
         )
 
 

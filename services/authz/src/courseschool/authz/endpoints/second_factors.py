@@ -22,6 +22,7 @@ from ..protocol.second_factors import (
 )
 from ..storage.second_factors import Factors
 from ..storage.second_step import SecondStep
+from .account_changes import tell
 
 NOT_OWNER = "this page is for the school's owners"
 ALREADY = "an authenticator app is already set up; remove it first to set up another"
@@ -74,16 +75,25 @@ async def confirm_totp(c: AccountPages | SignInPages, user: User, code: str, *, 
     return codes
 
 
-async def remove_totp(c: AccountPages, user: User, *, ip: str) -> bool:
+async def add_totp(c: AccountPages, user: User, code: str, *, ip: str, agent: str | None = None) -> list[str] | None:
+    """`confirm_totp` from the security page: the person told by e-mail once it is on."""
+    codes = await confirm_totp(c, user, code, ip=ip)
+    if codes is not None:
+        await tell(c, user, "totp_added", ip=ip, agent=agent)
+    return codes
+
+
+async def remove_totp(c: AccountPages, user: User, *, ip: str, agent: str | None = None) -> bool:
     """Forget the authenticator app, and the recovery codes that stood in for it."""
     removed = await c.second_factors.remove_totp(user.id)
     await c.second_factors.drop_recovery_codes(user.id)
     if removed:
         audit("second_factor_removed", actor="user", subject=user.id, factor="totp", ip=ip)
+        await tell(c, user, "totp_removed", ip=ip, agent=agent)
     return removed
 
 
-async def renew_recovery_codes(c: AccountPages, user: User, *, ip: str) -> list[str]:
+async def renew_recovery_codes(c: AccountPages, user: User, *, ip: str, agent: str | None = None) -> list[str]:
     """Ten new recovery codes; the old ones stop working."""
     if not (await c.second_factors.factors(user.id)).any:
         raise InvalidRequestError(
@@ -93,6 +103,7 @@ async def renew_recovery_codes(c: AccountPages, user: User, *, ip: str) -> list[
     codes = new_recovery_codes()
     await c.second_factors.replace_recovery_codes(user.id, codes, now=c.clock.now())
     audit("recovery_codes_renewed", actor="user", subject=user.id, ip=ip)
+    await tell(c, user, "recovery_codes_renewed", ip=ip, agent=agent)
     return codes
 
 

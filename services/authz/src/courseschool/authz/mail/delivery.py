@@ -23,13 +23,16 @@ import time
 
 import aiosmtplib
 import asyncpg
+from cryptography.exceptions import InvalidTag
 
 from courseschool.common.background import BackgroundLoop
 from courseschool.common.clock import Clock
+from courseschool.common.jose import KeyEncryptor, decode_kek
 from courseschool.common.logging import get_logger
 from courseschool.common.metrics import MAIL_OLDEST, MAIL_OUTBOX, MAIL_SENDS
 
 from ..settings import AuthzSettings
+from ..storage.account_links import opened
 from ..storage.mail_outbox import Claimed, PgMailOutbox
 from ..webhook import retry_delay
 from .messages import Recipient, Sender, build_message
@@ -51,7 +54,8 @@ class MailDelivery(BackgroundLoop):
     name = "mail_delivery"
 
     def __init__(self, settings: AuthzSettings, pool: asyncpg.Pool, clock: Clock, *, batch: int = 20) -> None:
-        assert settings.smtp_url and settings.mail_from
+        assert settings.smtp_url and settings.mail_from and settings.key_encryption_key
+        self._encryptor = KeyEncryptor(decode_kek(settings.key_encryption_key))  # opens a link's sealed token
         self._relay: Relay = parse_smtp_url(settings.smtp_url)
         self._envelope_from = from_address(settings.mail_from).addr_spec
         self._sender = Sender(mail_from=settings.mail_from, base_url=settings.base_url)
@@ -73,7 +77,7 @@ class MailDelivery(BackgroundLoop):
         for _ in range(self._batch):
             if self.stopping:
                 break
-            message = await self._outbox.claim(lease_for(self._timeout))
+            message = await self._outbox.claim(lease_for(self._timeout), now=self._clock.now())
             if message is None:
                 break
             error = await self._send(message)
@@ -101,13 +105,13 @@ class MailDelivery(BackgroundLoop):
         try:
             email = build_message(
                 message.kind,
-                message.details,
+                {**message.details, **opened(self._encryptor, message.kind, message.sealed)},
                 to=Recipient(email=message.recipient, name=message.recipient_name),
                 sender=self._sender,
                 message_id=message.message_id,
                 now=self._clock.now(),
             )
-        except ValueError as exc:  # an address the message cannot carry: no try will do better
+        except (ValueError, InvalidTag) as exc:  # an address it cannot carry, a seal not ours: no try will do better
             return f"unbuildable: {type(exc).__name__}"
         relay = self._relay
         try:

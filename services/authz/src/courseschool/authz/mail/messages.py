@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..storage.mail_outbox import NEW_CONNECTION, SCHOOL_BLOCKED_APP, SCHOOL_ENDED_ACCESS
+from .account_messages import ACCOUNT_KINDS, account_message
 from .relay import from_address
 
 NAME_LIMIT = 80
@@ -115,10 +116,15 @@ def build_message(
         "apps_url": sender.base_url.rstrip("/") + "/oauth/apps",
     }
     template = "new_connection" if kind == NEW_CONNECTION else "school_acted"
+    if kind in ACCOUNT_KINDS:
+        values["until"] = utc_text(int(details.get("expires_at") or now))
+        template, subject, values = account_message(kind, details, base_url=sender.base_url, shown=values)
+    else:
+        subject = _subject(kind, app, details)
     message = EmailMessage(policy=SMTP)
     message["From"] = sender.mail_from
     message["To"] = Address(display_name=person, addr_spec=to.email)
-    message["Subject"] = _subject(kind, app, details)
+    message["Subject"] = subject
     message["Date"] = format_datetime(datetime.fromtimestamp(now, UTC))
     message["Message-ID"] = f"<{message_id}@{from_address(sender.mail_from).domain}>"
     message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-reply to it

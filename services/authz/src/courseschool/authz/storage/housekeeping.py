@@ -14,7 +14,9 @@ maintenance.py), so that no table grows with the traffic it has served:
   codes and refresh tokens go with them;
 - sign-in sessions a day past their end or expiry;
 - notices of new connections 30 days old, seen or not;
-- the mail outbox's messages 30 days old, sent or not;
+- the mail outbox's messages 30 days old, sent or not, and at once a link's message
+  never sent before its link expired (its sealed token with it);
+- e-mailed links (invitations, password resets) a day past their expiry;
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
@@ -65,6 +67,9 @@ _RULES: dict[str, Rule] = {
     ),
     "notices": Rule("authz_notices", "id", f"created_at < {_NOW} - interval '30 days'"),
     "mail": Rule("authz_mail_outbox", "id", f"created_at < {_NOW} - interval '30 days'"),
+    # A link's message never sent before the link expired: its sealed token goes with it.
+    "mail_links": Rule("authz_mail_outbox", "id", f"sealed IS NOT NULL AND expires_at <= {_NOW}"),
+    "account_links": Rule("authz_account_links", "token_hash", f"expires_at < {_NOW} - interval '1 day'"),
     "events": Rule("authz_events", "id", f"at < {_NOW} - make_interval(secs => $3)", "event_retention"),
 }
 

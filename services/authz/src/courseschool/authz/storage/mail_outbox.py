@@ -21,7 +21,13 @@ import msgspec
 NEW_CONNECTION = "new_connection"
 SCHOOL_ENDED_ACCESS = "school_ended_access"
 SCHOOL_BLOCKED_APP = "school_blocked_app"
-KINDS = (NEW_CONNECTION, SCHOOL_ENDED_ACCESS, SCHOOL_BLOCKED_APP)
+# A person's own account (issue 40): a single-use link (its token sealed in `sealed`,
+# storage/account_links.py), and what changed on their account (a password, a second
+# factor, sessions ended) so that they hear of a change they did not make.
+INVITATION = "invitation"
+PASSWORD_RESET = "password_reset"
+ACCOUNT_CHANGED = "account_changed"
+KINDS = (NEW_CONNECTION, SCHOOL_ENDED_ACCESS, SCHOOL_BLOCKED_APP, INVITATION, PASSWORD_RESET, ACCOUNT_CHANGED)
 
 
 class Claimed(msgspec.Struct, frozen=True, kw_only=True):
@@ -34,6 +40,7 @@ class Claimed(msgspec.Struct, frozen=True, kw_only=True):
     recipient_name: str
     details: dict[str, Any]
     attempts: int
+    sealed: bytes | None = None  # what no one may read in the table (a link's token)
 
 
 class Backlog(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,11 +71,16 @@ FROM authz_users u
 WHERE m.id = (
     SELECT id FROM authz_mail_outbox
     WHERE sent_at IS NULL AND abandoned_at IS NULL AND next_attempt_at <= now()
+      AND (expires_at IS NULL OR expires_at > to_timestamp($2))  -- a link expired: never sent
     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
   AND u.id = m.user_id
-RETURNING m.id, m.message_id::text, m.kind, u.email AS recipient, u.name AS recipient_name, m.details, m.attempts
+RETURNING m.id, m.message_id::text, m.kind, u.email AS recipient, u.name AS recipient_name, m.details, m.attempts,
+          m.sealed
 """
-_SENT = "UPDATE authz_mail_outbox SET sent_at = now(), last_error = NULL WHERE id = $1"
+_SENT = "UPDATE authz_mail_outbox SET sent_at = now(), last_error = NULL, sealed = NULL WHERE id = $1"
+_ACCOUNT_CHANGED = """
+INSERT INTO authz_mail_outbox (kind, user_id, details, created_at) VALUES ($1, $2, $3, to_timestamp($4))
+"""
 _FAILED = """
 UPDATE authz_mail_outbox SET last_error = $2, next_attempt_at = now() + make_interval(secs => $3),
     abandoned_at = CASE WHEN attempts >= $4 THEN now() END
@@ -98,10 +110,22 @@ class PgMailOutbox:
         status = await self._pool.execute(_SCHOOL_ACTED, [uuid.UUID(g) for g in grant_ids], kind, uuid.UUID(by), now)
         return int(status.rsplit(" ", 1)[-1])
 
-    async def claim(self, lease: float) -> Claimed | None:
-        """The next message due, leased for `lease` seconds; None when none is due."""
-        row = await self._pool.fetchrow(_CLAIM, lease)
-        return Claimed(**dict(row)) if row else None
+    async def account_changed(self, user_id: str, details: dict[str, Any], *, now: int) -> bool:
+        """Tell the person what changed on their account (`details["change"]`); queued or not."""
+        if not self.enabled:
+            return False
+        await self._pool.execute(_ACCOUNT_CHANGED, ACCOUNT_CHANGED, uuid.UUID(user_id), {**details, "at": now}, now)
+        return True
+
+    async def claim(self, lease: float, *, now: int) -> Claimed | None:
+        """The next message due, leased for `lease` seconds; None when none is due.
+        `now`: the application's time, which a link's expiry is in."""
+        row = await self._pool.fetchrow(_CLAIM, lease, now)
+        if row is None:
+            return None
+        found = dict(row)
+        found["sealed"] = bytes(found["sealed"]) if found["sealed"] is not None else None
+        return Claimed(**found)
 
     async def sent(self, message: int) -> None:
         await self._pool.execute(_SENT, message)

@@ -6,6 +6,7 @@ import uuid
 
 import asyncpg
 
+from ..passwords import NO_PASSWORD
 from ..protocol.emails import canonical_email
 from ..protocol.models import User
 
@@ -33,6 +34,7 @@ _COLUMNS = user_columns()
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
 _GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE email_canonical = $1"
 _SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
+_AWAITING_PASSWORD = "SELECT password_hash = $2 FROM authz_users WHERE id = $1"
 _SCHOOL_NAME = "SELECT name FROM authz_schools WHERE id = $1"
 _INSERT_SCHOOL = """
 INSERT INTO authz_schools (id, slug, name) VALUES ($1, $2, $3)
@@ -69,6 +71,10 @@ class PgUserStore:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> None:
         await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
+
+    async def awaiting_password(self, user_id: str) -> bool:
+        """Invited, and no password chosen yet (passwords.NO_PASSWORD)."""
+        return bool(await self._pool.fetchval(_AWAITING_PASSWORD, uuid.UUID(user_id), NO_PASSWORD))
 
     async def school_name(self, school_id: str) -> str | None:
         return await self._pool.fetchval(_SCHOOL_NAME, uuid.UUID(school_id))

@@ -165,6 +165,7 @@ async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], page
     )
     cookies = []
     if session_id is not None:
+        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
@@ -178,6 +179,7 @@ async def second_step_submit(
     session_id = await login_second_step(pages, interaction, fields.get("code", ""), ip=client_ip(request))
     cookies = []
     if session_id is not None:
+        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 

@@ -2,7 +2,8 @@
 (TOTP, RFC 6238) and recovery codes. Setting the app up (GET /oauth/security/totp, the QR
 code and the key, POST with a code it shows), removing it and making new recovery codes
 (each through a confirmation page, GET /oauth/security/confirm); new recovery codes are
-shown once (GET /oauth/security/codes). Every form bound to the session by its CSRF
+shown once (GET /oauth/security/codes). Each of those changes needs a recent sign-in
+(web/recent_sign_in.py) and is told to the person by e-mail. Every form bound to the session by its CSRF
 token, 303 after every POST. Not signed in: the sign-in page, and back here afterwards.
 
 GET /oauth/school/security: the school's requirement of two-step sign-in, for its
@@ -21,8 +22,8 @@ from courseschool.common.errors import InvalidRequestError
 from ..endpoints.passkeys import passkeys_view
 from ..endpoints.second_factors import (
     WRONG_ENROLMENT_CODE,
+    add_totp,
     begin_totp,
-    confirm_totp,
     remove_totp,
     renew_recovery_codes,
     require_two_step,
@@ -32,10 +33,11 @@ from ..endpoints.second_factors import (
 from ..families import AccountPages
 from ..protocol.second_factors import TWO_STEP_RULES
 from . import page_forms
-from .http import AccountPagesDep, client_ip
+from .http import AccountPagesDep, client_agent, client_ip
 from .interaction import form_fields
 from .pages import render, see_other
 from .qr import qr_svg
+from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
 from .signin import NEXT_PAGES, SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/security"
@@ -74,7 +76,7 @@ async def security_page(request: Request[Any, Any, Any], account: AccountPagesDe
     )
 
 
-@get("/totp", opt=PAGE)
+@get("/totp", opt=PAGE, guards=[recent_sign_in])
 async def totp_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
     enrolment = await begin_totp(account, user)
@@ -90,10 +92,12 @@ async def totp_page(request: Request[Any, Any, Any], account: AccountPagesDep, v
     )
 
 
-@post("/totp", opt=PAGE)
+@post("/totp", opt={**PAGE, "back": f"{PATH}/totp"}, guards=[recent_sign_in])
 async def totp_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     fields = await _checked(request, account, viewer, PURPOSE)
-    codes = await confirm_totp(account, viewer.user, fields.get("code", ""), ip=client_ip(request))
+    codes = await add_totp(
+        account, viewer.user, fields.get("code", ""), ip=client_ip(request), agent=client_agent(request)
+    )
     if codes is None:
         return see_other(f"{PATH}/totp?failed=1")
     await account.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
@@ -111,7 +115,7 @@ async def codes_page(request: Request[Any, Any, Any], account: AccountPagesDep, 
     return render("recovery_codes.html", codes=codes, new_app=request.query_params.get("new") == "1", next=next_page)
 
 
-@get("/confirm", opt=PAGE)
+@get("/confirm", opt=PAGE, guards=[recent_sign_in])
 async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     action = request.query_params.get("action")
     if action not in ACTIONS:
@@ -125,21 +129,21 @@ async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep
     )
 
 
-@post("/remove-totp", opt=PAGE)
+@post("/remove-totp", opt={**PAGE, "back": f"{PATH}/confirm?action=remove-totp"}, guards=[recent_sign_in])
 async def remove_totp_submit(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     await _checked(request, account, viewer, PURPOSE)
-    await remove_totp(account, viewer.user, ip=client_ip(request))
+    await remove_totp(account, viewer.user, ip=client_ip(request), agent=client_agent(request))
     return see_other(f"{PATH}?done=removed")
 
 
-@post("/renew-codes", opt=PAGE)
+@post("/renew-codes", opt={**PAGE, "back": f"{PATH}/confirm?action=renew-codes"}, guards=[recent_sign_in])
 async def renew_codes_submit(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     await _checked(request, account, viewer, PURPOSE)
-    codes = await renew_recovery_codes(account, viewer.user, ip=client_ip(request))
+    codes = await renew_recovery_codes(account, viewer.user, ip=client_ip(request), agent=client_agent(request))
     await account.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
     return see_other(f"{PATH}/codes")
 
@@ -156,7 +160,7 @@ ROUTER = Router(
         renew_codes_submit,
     ],
     dependencies={"viewer": signed_in_viewer(PATH)},
-    exception_handlers={SignInFirst: to_sign_in},
+    exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},
 )
 
 

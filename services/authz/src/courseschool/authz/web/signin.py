@@ -42,7 +42,7 @@ from ..protocol.models import User
 from ..settings import AuthzSettings
 from ..storage.second_step import SecondStep
 from . import page_forms
-from .http import AccountPagesDep, SignInPagesDep, client_ip
+from .http import AccountPagesDep, SignInPagesDep, client_agent, client_ip
 from .interaction import form_fields, session_cookie, session_cookie_name
 from .pages import render, see_other
 from .qr import qr_svg
@@ -53,7 +53,7 @@ SIGNIN_COOKIE = "cs_signin"
 SECOND_STEP = f"{PATH}/second-step"  # under PATH: the sign-in cookie comes along
 SECOND_PURPOSE = "signin-second-step"
 # Where a sign-in may lead; the first is the default.
-NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps", "/oauth/security", "/oauth/school/security")
+NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps", "/oauth/security", "/oauth/school/security", "/oauth/account")
 
 
 def signin_url(next_page: str) -> str:
@@ -153,7 +153,7 @@ async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) 
     if isinstance(outcome, SecondStep):
         await pages.second_steps.save(binding, outcome)
         return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page})}")
-    return _signed_in(pages, outcome.session_id, next_page)
+    return await _signed_in(request, pages, outcome.session_id, next_page)
 
 
 @post(f"{PATH}/passkey", opt=PAGE)
@@ -167,7 +167,7 @@ async def passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep)
     )
     if signed_in is None:
         return see_other(f"{signin_url(next_page)}&failed=passkey")
-    return _signed_in(pages, signed_in.session_id, next_page)
+    return await _signed_in(request, pages, signed_in.session_id, next_page)
 
 
 def _checked_binding(request: Request[Any, Any, Any], pages: SignInPages, purpose: str, fields: dict[str, str]) -> str:
@@ -179,7 +179,10 @@ def _checked_binding(request: Request[Any, Any, Any], pages: SignInPages, purpos
     return binding
 
 
-def _signed_in(pages: SignInPages, session_id: str, next_page: str) -> Response[Any]:
+async def _signed_in(
+    request: Request[Any, Any, Any], pages: SignInPages, session_id: str, next_page: str
+) -> Response[Any]:
+    await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
     cookies = [
         session_cookie(pages.settings, session_id, pages.settings.session_ttl),
         _signin_cookie(pages.settings, "", 0),
@@ -248,7 +251,7 @@ async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPages
             next_page = f"/oauth/security/codes?{urlencode({'next': next_page})}"
     if signed_in is not None:
         await pages.second_steps.drop(binding)
-        return _signed_in(pages, signed_in.session_id, next_page)
+        return await _signed_in(request, pages, signed_in.session_id, next_page)
     if step.failures >= MAX_FAILURES:
         await pages.second_steps.drop(binding)
         return see_other(f"{signin_url(next_page)}&failed=codes")
