@@ -22,7 +22,7 @@ Groups = argparse._SubParsersAction
 
 EXAMPLES = """examples:
   schools create --slug riverside --name "Riverside Academy"
-  users create --school riverside --email ana@riverside.example --name "Ana Lima" --role owner
+  users invite --school riverside --email ana@riverside.example --name "Ana Lima" --role owner
   printf '%s\\n' "$NEW_PASSWORD" | users reset-password ana@riverside.example --password-stdin
   users set-role ana@riverside.example lecturer
   integrations create --name CRM --redirect-uri https://crm.example.com/callback
@@ -77,7 +77,7 @@ def _schools(groups: Groups) -> None:
 
 
 def _users(groups: Groups) -> None:
-    """The people of the schools: list, create, show, disable, enable, reset-second-factors,
+    """The people of the schools: list, create, invite, show, disable, enable, reset-second-factors,
     set-role, reset-password."""
     users = _group(groups, "users", "people of the schools")
     p = _command(users, "list", "list users", lambda a, n: a.list_users(school=n.school))
@@ -93,6 +93,17 @@ def _users(groups: Groups) -> None:
     p.add_argument("--name", required=True, help="the name people see")
     p.add_argument("--role", required=True, choices=ROLES, help="what the user may grant apps (caps their scopes)")
     _password_options(p)
+    p = _command(
+        users,
+        "invite",
+        "create a user without a password and e-mail them a single-use link (valid INVITATION_TTL, "
+        "48 hours by default) where they choose one; again for someone invited who has not: a new link",
+        lambda a, n: a.invite_user(school=n.school, email=n.email, name=n.name, role=n.role),
+    )
+    p.add_argument("--school", required=True, help="the user's school (slug or id)")
+    p.add_argument("--email", required=True, help="the sign-in email, where the invitation goes")
+    p.add_argument("--name", required=True, help="the name people see")
+    p.add_argument("--role", required=True, choices=ROLES, help="what the user may grant apps (caps their scopes)")
     _commands_on(
         users,
         ("user", "the user's id or email"),
