@@ -1,7 +1,8 @@
 """Issue 40: `admin users invite` makes a person without a password and e-mails them a
 single-use link (INVITATION_TTL) where they choose one and are signed in; until then no
 password signs them in. Inviting again someone who has not chosen one sends a new link
-(the earlier one stops working); someone with a password is not invited over."""
+(the earlier one stops working); someone with a password is not invited over. And the
+administrator's reset of second factors ends the person's sessions and tells them."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from courseschool.common.errors import ConflictError
 
 from ..support.smtp import SmtpRelay
 from .apps_page import browser
-from .flow import Flow
-from .mailbox import components, deliver, form_token, link_in, mailed_app, text_of
+from .flow import PASSWORD, Flow
+from .mailbox import components, deliver, form_token, link_in, mailed_app, sign_in, text_of
 
 CHOSEN = "my first passphrase"
 
@@ -102,3 +103,17 @@ async def test_an_invitation_expires_after_its_time(mailed: tuple[Flow, SmtpRela
     clock.advance(1)
     expired = await flow.client.get(f"/oauth/password/choose?token={token}")
     assert expired.status_code == 410 and "This link has expired" in expired.text
+
+
+async def test_a_reset_of_second_factors_ends_sessions_and_tells_the_person(mailed: tuple[Flow, SmtpRelay]) -> None:
+    flow, relay = mailed
+    user = await flow.user("owner")
+    await sign_in(flow, user)
+    assert (await flow.client.get("/oauth/account")).status_code == 200
+    reset = await admin(flow).reset_second_factors(user["email"])
+    assert reset["sessions_ended"] is True
+    assert (await flow.client.get("/oauth/account")).status_code == 303  # signed out
+    assert await deliver(flow) == 1
+    told = relay.accepted[0].message
+    assert told["Subject"] == "An administrator reset your Course School account's two-step sign-in"
+    assert await signs_in(flow, user["email"], PASSWORD)

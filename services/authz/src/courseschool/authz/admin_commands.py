@@ -112,7 +112,8 @@ def _users(groups: Groups) -> None:
         ("enable", "enable a user", "enable_user"),
         (
             "reset-second-factors",
-            "forget the user's authenticator app and recovery codes (they sign in with their password again)",
+            "forget the user's authenticator app and recovery codes (they sign in with their password again); "
+            "ends their sessions and tells them by e-mail",
             "reset_second_factors",
         ),
     )

@@ -152,14 +152,18 @@ class PeopleAdmin(AdminBase):
         school requires one (asked right after the password)."""
         user = await self.user(ref)
         removed = await self.c.second_factors.reset(user["id"])
+        await self.c.admin_store.end_sessions(user["id"])  # a browser signed in with the old factors
+        told = await self.c.mail.account_changed(user["id"], {"change": "second_factors_reset"}, now=self.c.clock.now())
         await self._audit(
             "second_factors_reset",
             subject=user["id"],
             totp=removed["totp"],
             recovery_codes=removed["recovery_codes"],
             passkeys=removed["passkeys"],
+            sessions_ended=True,
+            mailed=told,
         )
-        return {"id": user["id"], "email": user["email"], "removed": removed}
+        return {"id": user["id"], "email": user["email"], "removed": removed, "sessions_ended": True}
 
 
 def _check_role(role: str) -> None:
