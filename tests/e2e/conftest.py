@@ -122,6 +122,7 @@ def running_platform(
         RATE_LOGOUT_PER_IP="10000/60",
         RATE_CLIENT_CONFIGURATION_PER_IP="10000/60",
         RATE_CLIENT_CONFIGURATION_PER_CLIENT="10000/60",
+        RATE_PASSWORD_RESET_PER_IP="10000/60",
         INTERNAL_TOKEN=internal_token,
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # tests.support
     )

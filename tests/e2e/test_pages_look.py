@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -1095,3 +1096,106 @@ async def test_two_step_sign_in_pages(
         await look(required, "totp-enrol-required", width, lowest)
     finally:
         await second.close()
+
+
+# -- a person's account, and the pages of e-mailed links (issue 40) -------------------------------
+
+
+async def _mailed_link(platform: Platform, email: str) -> str:
+    """The single-use link of the newest message to `email` that `make run`'s catcher
+    kept (DATA_DIR/mail, where the banner says); bounded wait for the delivery's pass."""
+    import email as email_lib
+    from email.policy import default
+
+    said = re.search(r"^  Mail: caught in (\S+)/ \(\.eml files\)$", platform.output(), flags=re.M)
+    assert said, platform.output()
+    folder = Path(said.group(1))
+    for _ in range(300):
+        for path in sorted(folder.glob("*.eml"), reverse=True):
+            message = email_lib.message_from_bytes(path.read_bytes(), policy=default)
+            body = message.get_body(preferencelist=("plain",))
+            if message["To"].addresses[0].addr_spec == email and body is not None:
+                found = re.search(r"http://\S+/oauth/password/choose\?token=[A-Za-z0-9_-]+", body.get_content())
+                if found:
+                    return found.group(0)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no link to {email} was caught")
+
+
+@pytest.mark.browser
+async def test_account_and_link_pages(
+    platform: Platform,
+    device: tuple[str, Any],
+    browser: Any,
+    axe_source: str,
+    lowest: dict,
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """ "Forgot your password?" (the form, and the answer every address gets), the link's
+    page (a reset's, an invitation's), a link refused, the page after a password set
+    where a second step follows, the account page (two browsers signed in, a notice) and
+    the confirmation a change asks for."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    email, password = create_person(database_url, redis_url, kek, name="Robin Account", role="owner")
+    laptop = await browser.new_context(user_agent=FIREFOX_LINUX)
+    try:
+        other = await laptop.new_page()
+        await other.goto(f"{platform.base_url}/oauth/account")
+        await _sign_in(other, email, password)
+        await expect(other.get_by_role("heading", name="Your account")).to_be_visible()
+    finally:
+        await laptop.close()
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/account")
+    await _sign_in(page, email, password)
+    await expect(page.get_by_role("heading", name="Browsers signed in now")).to_be_visible()
+    await expect(page.get_by_text("Firefox on Linux")).to_be_visible()
+    await look(page, "account", width, lowest)
+    await page.get_by_role("button", name="Sign out everywhere else").click()
+    await expect(page.get_by_role("status")).to_contain_text("Your other browsers were signed out")
+    await look(page, "account-done", width, lowest)
+    await page.goto(f"{platform.base_url}/oauth/account/confirm?next=%2Foauth%2Faccount")
+    await look(page, "account-confirm", width, lowest)
+    await page.get_by_label("Password").fill("not my password")
+    await page.get_by_role("button", name="Confirm").click()
+    await expect(page.get_by_role("alert")).to_be_visible()
+    await look(page, "account-confirm-wrong", width, lowest)
+
+    fresh = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
+    await fresh.add_init_script(script=axe_source)
+    try:
+        anon = await fresh.new_page()
+        await anon.goto(f"{platform.base_url}/oauth/signin")
+        await anon.get_by_role("link", name="Forgot your password?").click()
+        await expect(anon.get_by_role("heading", name="Forgot your password?")).to_be_visible()
+        await look(anon, "forgot", width, lowest)
+        await anon.get_by_label("Email").fill(email)
+        await anon.get_by_role("button", name="Send me a link").click()
+        await expect(anon.get_by_role("status")).to_contain_text("If an account uses that address")
+        await look(anon, "forgot-sent", width, lowest)
+        link = await _mailed_link(platform, email)
+        await anon.goto(link)
+        await expect(anon.get_by_role("heading", name="Choose a new password")).to_be_visible()
+        await look(anon, "choose-password", width, lowest)
+        await anon.goto(f"{platform.base_url}/oauth/password/choose?token=not-a-real-link")
+        await expect(anon.get_by_role("heading", name="This link is not valid")).to_be_visible()
+        await look(anon, "link-refused", width, lowest)
+        await anon.goto(f"{platform.base_url}/oauth/password/done?invited=0")
+        await look(anon, "password-set", width, lowest)
+
+        invited = f"invited-{width}-{secrets.token_hex(3)}@example.test"
+        _admin(
+            database_url,
+            redis_url,
+            kek,
+            *("users", "invite", "--school", "demo", "--email", invited, "--name", "Ines", "--role", "student"),
+        )
+        await anon.goto(await _mailed_link(platform, invited))
+        await expect(anon.get_by_role("heading", name="Choose your password")).to_be_visible()
+        await look(anon, "choose-password-invited", width, lowest)
+    finally:
+        await fresh.close()
