@@ -18,6 +18,7 @@ from courseschool.common.clock import FrozenClock
 from courseschool.common.errors import ConflictError
 
 from ..support.smtp import SmtpRelay
+from .admin_api import admin_post, with_admin
 from .apps_page import browser
 from .flow import PASSWORD, Flow
 from .mailbox import components, deliver, form_token, link_in, mailed_app, sign_in, text_of
@@ -117,3 +118,17 @@ async def test_a_reset_of_second_factors_ends_sessions_and_tells_the_person(mail
     told = relay.accepted[0].message
     assert told["Subject"] == "An administrator reset your Course School account's two-step sign-in"
     assert await signs_in(flow, user["email"], PASSWORD)
+
+
+async def test_the_admin_api_invites_too(
+    authz_settings: AuthzSettings, clean_db: Any, redis_client: Any, clock: FrozenClock
+) -> None:
+    async with mailed_app(with_admin(authz_settings), clean_db, redis_client, clock) as (flow, relay):
+        await flow.school("riverside")
+        body = {"school": "riverside", "email": "api.invite@example.test", "name": "Api Invite", "role": "student"}
+        invited = await admin_post(flow.client, "/invitations", body)
+        assert invited["email"] == "api.invite@example.test" and "invited_until" in invited
+        refused = await flow.client.post("/internal/admin/invitations", json=body)  # no credential
+        assert refused.status_code == 401
+        assert await deliver(flow) == 1
+        assert link_in(relay.accepted[0].message)

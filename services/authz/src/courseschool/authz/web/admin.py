@@ -40,6 +40,13 @@ class NewUser(msgspec.Struct, forbid_unknown_fields=True):
     password: str | None = None
 
 
+class Invitation(msgspec.Struct, forbid_unknown_fields=True):
+    school: str
+    email: str
+    name: str
+    role: str
+
+
 class NewIntegration(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     redirect_uris: list[str]
@@ -134,6 +141,7 @@ CALLS = [
     get("/schools")(_call(AdminService.list_schools)),
     post("/schools", status_code=201)(_call_with(AdminService.create_school, NewSchool, 201)),
     post("/users", status_code=201)(_call_with(AdminService.create_user, NewUser, 201)),
+    post("/invitations", status_code=201)(_call_with(AdminService.invite_user, Invitation, 201)),
     get("/users/{ref:str}")(_call_on(AdminService.user)),
     post("/users/{ref:str}/disable", status_code=200)(_call_on(AdminService.disable_user)),
     post("/users/{ref:str}/enable", status_code=200)(_call_on(AdminService.enable_user)),
