@@ -58,6 +58,13 @@ PAGE_PATHS = (
     "/oauth/security/passkeys/{passkey_id}/remove",
     "/oauth/signin/passkey",
     "/oauth/signin/second-step/passkey",
+    "/oauth/account",
+    "/oauth/account/password",
+    "/oauth/account/sign-out-others",
+    "/oauth/account/confirm",
+    "/oauth/password/forgot",
+    "/oauth/password/choose",
+    "/oauth/password/done",
 )
 
 
@@ -134,7 +141,7 @@ def test_every_error_response_is_the_error_shape_with_an_example(doc: dict[str, 
             if status.startswith(("4", "5")) or status == "default":
                 content = response["content"]
                 if "text/html" in content:  # the browser endpoints' error pages, never a redirect
-                    assert path in PAGE_PATHS and status in ("400", "403", "404", "429"), (path, status)
+                    assert path in PAGE_PATHS and status in ("400", "403", "404", "409", "410", "429"), (path, status)
                     continue
                 json_content = content["application/json"]
                 assert json_content["schema"] == {"$ref": "#/components/schemas/Error"}, (method, path, status)

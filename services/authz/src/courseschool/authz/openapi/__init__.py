@@ -22,6 +22,7 @@ from .account import account_paths
 from .oversight import oversight_paths
 from .pages import _AUTHORIZE_PARAMS, _ERROR_PAGE, _logout_operations, _query
 from .passkeys import passkey_paths
+from .people import people_paths
 from .registration import configuration_paths
 from .schemas import (
     _CALLBACK,
@@ -137,6 +138,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         **oversight_paths(),
         **security_paths(),
         **passkey_paths(),
+        **people_paths(),
         "/oauth/authorize": {
             "post": {
                 "operationId": "authorize_post",
