@@ -1,5 +1,5 @@
 """A person's passkeys on their security page: add one (WebAuthn registration, §7.1),
-name it, list them, remove one. Each change is an event. Signing in with one is
+name it, list them, remove one. Each change is an event and an e-mail to the person. Signing in with one is
 `passkey_sign_in.py`'s."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..protocol.passkeys import (
     verify_registration,
 )
 from ..storage.passkeys import Passkey
+from .account_changes import tell
 
 REGISTER = "register"  # the challenge's purpose
 MAX_PASSKEYS = 10
@@ -81,7 +82,9 @@ async def begin_registration(c: AccountPages, user: User, session_id: str) -> st
     )
 
 
-async def add_passkey(c: AccountPages, user: User, session_id: str, name: str, credential: str, *, ip: str) -> bool:
+async def add_passkey(
+    c: AccountPages, user: User, session_id: str, name: str, credential: str, *, ip: str, agent: str | None
+) -> bool:
     """The browser's answer, verified against the challenge of this session (taken: it
     works once), then kept under the name given. False: nothing was added."""
     rp = here(c)
@@ -107,6 +110,7 @@ async def add_passkey(c: AccountPages, user: User, session_id: str, name: str, c
         audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason="registered already")
         return False
     audit("second_factor_added", actor="user", subject=user.id, factor="passkey", passkey_id=passkey_id, ip=ip)
+    await tell(c, user, "passkey_added", ip=ip, agent=agent)
     return True
 
 
@@ -118,19 +122,23 @@ async def passkey_of(c: AccountPages, user: User, passkey_id: str) -> Passkey:
     raise NotFoundError(NO_SUCH, advice="Go back to your security page: the passkey may have been removed.")
 
 
-async def rename_passkey(c: AccountPages, user: User, passkey_id: str, name: str, *, ip: str) -> None:
+async def rename_passkey(
+    c: AccountPages, user: User, passkey_id: str, name: str, *, ip: str, agent: str | None
+) -> None:
     cleaned = clean_name(name)
     if not cleaned:
         raise InvalidRequestError("a passkey needs a name", advice="Go back and type a name for the passkey.")
     if not _is_id(passkey_id) or not await c.passkeys.keys.rename(user.id, passkey_id, cleaned):
         raise NotFoundError(NO_SUCH, advice="Go back to your security page: the passkey may have been removed.")
     audit("passkey_renamed", actor="user", subject=user.id, passkey_id=passkey_id, ip=ip)
+    await tell(c, user, "passkey_renamed", ip=ip, agent=agent)
 
 
-async def remove_passkey(c: AccountPages, user: User, passkey_id: str, *, ip: str) -> None:
+async def remove_passkey(c: AccountPages, user: User, passkey_id: str, *, ip: str, agent: str | None) -> None:
     if not _is_id(passkey_id) or await c.passkeys.keys.remove(user.id, passkey_id) is None:
         raise NotFoundError(NO_SUCH, advice="Go back to your security page: the passkey may have been removed.")
     audit("second_factor_removed", actor="user", subject=user.id, factor="passkey", passkey_id=passkey_id, ip=ip)
+    await tell(c, user, "passkey_removed", ip=ip, agent=agent)
 
 
 def _is_id(value: str) -> bool:

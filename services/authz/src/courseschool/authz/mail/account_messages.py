@@ -22,6 +22,9 @@ CHANGES = {
     "totp_added": "Two-step sign-in was turned on for your Course School account",
     "totp_removed": "Your authenticator app was removed from your Course School account",
     "recovery_codes_renewed": "New recovery codes were made for your Course School account",
+    "passkey_added": "A passkey was added to your Course School account",
+    "passkey_renamed": "A passkey of your Course School account was renamed",
+    "passkey_removed": "A passkey was removed from your Course School account",
     "second_factors_reset": "An administrator reset your Course School account's two-step sign-in",
 }
 

@@ -5,8 +5,10 @@
 - GET and POST /oauth/security/passkeys/{id}/rename: its name.
 - GET /oauth/security/passkeys/{id}/remove: the confirmation; its form POSTs there.
 
-Every form's CSRF token is bound to the session and to its purpose: the removal's (and a
-rename's) to that passkey, given only by its own page, so a removal is always confirmed.
+Adding, renaming and removing one need a recent sign-in (web/recent_sign_in.py), and
+each is told to the person by e-mail. Every form's CSRF token is bound to the session
+and to its purpose: the removal's (and a rename's) to that passkey, given only by its
+own page, so a removal is always confirmed.
 303 after every POST; not signed in: the sign-in page, and back here afterwards."""
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from . import page_forms
 from .http import AccountPagesDep, client_agent, client_ip
 from .interaction import form_fields
 from .pages import render, see_other
+from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
 from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 SECURITY = "/oauth/security"
@@ -43,7 +46,7 @@ def _purpose(action: str, passkey_id: str) -> str:
     return f"passkey-{action}:{passkey_id}"
 
 
-@get("/new", opt=PAGE)
+@get("/new", opt=PAGE, guards=[recent_sign_in])
 async def new_passkey_page(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
@@ -60,7 +63,7 @@ async def new_passkey_page(
     )
 
 
-@post("/", opt=PAGE)
+@post("/", opt={**PAGE, "back": f"{PATH}/new"}, guards=[recent_sign_in])
 async def add_passkey_submit(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
@@ -73,6 +76,7 @@ async def add_passkey_submit(
         fields.get("name", ""),
         fields.get("credential", ""),
         ip=client_ip(request),
+        agent=client_agent(request),
     )
     return see_other(f"{SECURITY}?done=passkey-added" if added else f"{PATH}/new?failed=1")
 
@@ -103,23 +107,25 @@ async def _change_page(action: str, passkey_id: str, account: AccountPages, view
     )
 
 
-@post("/{passkey_id:str}/rename", opt=PAGE)
+@post("/{passkey_id:str}/rename", opt={**PAGE, "back": SECURITY}, guards=[recent_sign_in])
 async def rename_submit(
     passkey_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     fields = await form_fields(request)
     page_forms.check_form_token(account, _purpose("rename", passkey_id), viewer.session_id, fields.get("csrf", ""))
-    await rename_passkey(account, viewer.user, passkey_id, fields.get("name", ""), ip=client_ip(request))
+    await rename_passkey(
+        account, viewer.user, passkey_id, fields.get("name", ""), ip=client_ip(request), agent=client_agent(request)
+    )
     return see_other(f"{SECURITY}?done=passkey-renamed")
 
 
-@post("/{passkey_id:str}/remove", opt=PAGE)
+@post("/{passkey_id:str}/remove", opt={**PAGE, "back": SECURITY}, guards=[recent_sign_in])
 async def remove_submit(
     passkey_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     fields = await form_fields(request)
     page_forms.check_form_token(account, _purpose("remove", passkey_id), viewer.session_id, fields.get("csrf", ""))
-    await remove_passkey(account, viewer.user, passkey_id, ip=client_ip(request))
+    await remove_passkey(account, viewer.user, passkey_id, ip=client_ip(request), agent=client_agent(request))
     return see_other(f"{SECURITY}?done=passkey-removed")
 
 
@@ -127,5 +133,5 @@ ROUTER = Router(
     PATH,
     route_handlers=[new_passkey_page, add_passkey_submit, rename_page, remove_page, rename_submit, remove_submit],
     dependencies={"viewer": signed_in_viewer(SECURITY)},
-    exception_handlers={SignInFirst: to_sign_in},
+    exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},
 )

@@ -273,7 +273,7 @@ async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: Sig
     signed_in = await passkey_second_step(pages, step, binding, credential, ip=client_ip(request), client_id=None)
     if signed_in is not None:
         await pages.second_steps.drop(binding)
-        return _signed_in(pages, signed_in.session_id, next_page)
+        return await _signed_in(request, pages, signed_in.session_id, next_page)
     if step.failures >= MAX_FAILURES:
         await pages.second_steps.drop(binding)
         return see_other(f"{signin_url(next_page)}&failed=codes")
