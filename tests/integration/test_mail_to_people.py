@@ -169,6 +169,24 @@ async def test_a_message_is_abandoned_after_the_last_try(
     assert 'courseschool_mail_outbox_messages{state="pending"} 0.0' in metrics
 
 
+async def test_a_permanent_refusal_abandons_the_message_at_once(mailed: tuple[Flow, SmtpRelay]) -> None:
+    """RFC 5321 §4.2.1: a 5yz reply will not change on a later try; the message is given up
+    on the first time, and the next one is still sent."""
+    flow, relay = mailed
+    relay.refuse, relay.refusal = 1, "550 5.1.1 No such mailbox"
+    user = await flow.user("owner")
+    await _connect(flow, user, await flow.register(client_name="Bounced"), FIREFOX_ON_LINUX)
+    assert await _send(flow) == 0
+    row = await flow.pool.fetchrow(
+        "SELECT attempts, last_error, abandoned_at IS NOT NULL AS gone FROM authz_mail_outbox"
+    )
+    assert (row["attempts"], row["last_error"], row["gone"]) == (1, "SMTPDataError 550", True)
+    await flow.pool.execute("UPDATE authz_mail_outbox SET next_attempt_at = now() - interval '1 day'")
+    assert await _send(flow) == 0 and relay.accepted == []  # never tried again
+    await _connect(flow, user, await flow.register(client_name="Delivered"), CHROME_ON_MACOS)
+    assert await _send(flow) == 1 and len(relay.accepted) == 1
+
+
 async def test_a_relay_that_hangs_delays_no_request(
     authz_settings: AuthzSettings, clean_db: Any, redis_client: Any
 ) -> None:

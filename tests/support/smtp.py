@@ -1,6 +1,6 @@
 """A real SMTP server on loopback for the mail tests (aiosmtpd, in a thread of its own):
 it keeps every message it accepted, can refuse the next messages with a temporary error
-(451), ask for STARTTLS and credentials, or be a relay that accepts a connection and
+(451, or a permanent 550), ask for STARTTLS and credentials, or be a relay that accepts a connection and
 never answers (`silent_relay`)."""
 
 from __future__ import annotations
@@ -40,13 +40,14 @@ class SmtpRelay:
     host: str
     port: int
     accepted: list[Accepted] = field(default_factory=list)
-    refuse: int = 0  # the next this many messages get 451 after their data
+    refuse: int = 0  # the next this many messages get `refusal` after their data
+    refusal: str = "451 4.3.0 Try again later"  # a temporary one; "550 ..." refuses for good
     logins: list[str] = field(default_factory=list)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # aiosmtpd calls it by this name
         if self.refuse > 0:
             self.refuse -= 1
-            return "451 4.3.0 Try again later"
+            return self.refusal
         self.accepted.append(Accepted(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
         return "250 2.0.0 Message accepted for delivery"
 

@@ -6,8 +6,11 @@ skip it), built (mail/messages.py) and handed to the relay with aiosmtplib withi
 MAIL_TIMEOUT for the whole conversation; the lease is twice that and a minute more, so
 it never runs out while a send can still be going on. The relay's acceptance of the
 message (RFC 5321 §4.1.1.4: 250 after the data) marks it sent, and it is never sent
-again; anything else is tried again later with the webhook's doubling delay, up to
-MAIL_MAX_ATTEMPTS, then abandoned and logged. A crash between the relay's 250 and the
+again; a relay's permanent refusal of this message (RFC 5321 §4.2.1: a 5yz reply to
+its recipient or its data, or a message that cannot be built) abandons it at once, since
+no later try can do better; anything else (4yz, a timeout, a refused connection, a
+refused login the operator may yet fix) is tried again later with the webhook's doubling
+delay, up to MAIL_MAX_ATTEMPTS, then abandoned and logged. A crash between the relay's 250 and the
 mark can send one message twice; its Message-ID is the same on every try.
 
 The log names a message by its outbox id and kind, never its address or text, and an
@@ -48,6 +51,14 @@ def lease_for(timeout: float) -> float:
     return 2 * timeout + 60
 
 
+def permanent(exc: aiosmtplib.SMTPResponseException) -> bool:
+    """A 5yz reply to this message's recipient or data (RFC 5321 §4.2.1): the relay will
+    never take it. A refused login or sender is the operator's to fix, not the message's:
+    those are tried again."""
+    refusals = (aiosmtplib.SMTPRecipientRefused, aiosmtplib.SMTPDataError)
+    return isinstance(exc, refusals) and 500 <= exc.code < 600
+
+
 class MailDelivery(BackgroundLoop):
     """Sends the outbox's messages through the operator's relay, retrying with backoff."""
 
@@ -80,18 +91,20 @@ class MailDelivery(BackgroundLoop):
             message = await self._outbox.claim(lease_for(self._timeout), now=self._clock.now())
             if message is None:
                 break
-            error = await self._send(message)
-            if error is None:
+            failure = await self._send(message)
+            if failure is None:
                 await self._outbox.sent(message.id)
                 MAIL_SENDS.labels("sent").inc()
                 log.info("mail_sent", message=message.id, kind=message.kind, attempts=message.attempts)
                 sent += 1
                 continue
+            error, permanent = failure
+            last_try = message.attempts if permanent else self._max_attempts
             await self._outbox.failed(
-                message.id, error, retry_in=float(retry_delay(message.attempts)), max_attempts=self._max_attempts
+                message.id, error, retry_in=float(retry_delay(message.attempts)), max_attempts=last_try
             )
             said = {"message": message.id, "kind": message.kind, "attempts": message.attempts, "error": error}
-            if message.attempts >= self._max_attempts:
+            if message.attempts >= last_try:
                 MAIL_SENDS.labels("abandoned").inc()
                 log.warning("mail_abandoned", **said)
             else:
@@ -100,8 +113,9 @@ class MailDelivery(BackgroundLoop):
             break
         return sent
 
-    async def _send(self, message: Claimed) -> str | None:
-        """Hand one message to the relay; None when it took it, else why not (class and code)."""
+    async def _send(self, message: Claimed) -> tuple[str, bool] | None:
+        """Hand one message to the relay; None when it took it, else why not (class and
+        code) and whether the refusal is permanent (`permanent`)."""
         try:
             email = build_message(
                 message.kind,
@@ -112,7 +126,7 @@ class MailDelivery(BackgroundLoop):
                 now=self._clock.now(),
             )
         except (ValueError, InvalidTag) as exc:  # an address it cannot carry, a seal not ours: no try will do better
-            return f"unbuildable: {type(exc).__name__}"
+            return f"unbuildable: {type(exc).__name__}", True
         relay = self._relay
         try:
             async with asyncio.timeout(self._timeout):
@@ -130,13 +144,14 @@ class MailDelivery(BackgroundLoop):
                     timeout=self._timeout,
                 )
         except TimeoutError:
-            return "timeout"
+            return "timeout", False
         except aiosmtplib.SMTPResponseException as exc:
-            return f"{type(exc).__name__} {exc.code}"
+            return f"{type(exc).__name__} {exc.code}", permanent(exc)
         except aiosmtplib.SMTPRecipientsRefused as exc:
-            return f"{type(exc).__name__} {' '.join(str(r.code) for r in exc.recipients)}"
+            codes = [r.code for r in exc.recipients]
+            return f"{type(exc).__name__} {' '.join(map(str, codes))}", all(500 <= c < 600 for c in codes)
         except (aiosmtplib.SMTPException, OSError) as exc:
-            return type(exc).__name__
+            return type(exc).__name__, False
         return None
 
     async def sample(self) -> None:
