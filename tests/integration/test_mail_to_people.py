@@ -114,8 +114,11 @@ async def test_a_second_browser_sends_one_email_naming_the_device(mailed: tuple[
     for said in ("Laptop Agent", "Firefox on Linux", "127.0.0.1", " UTC", f"{BASE_URL}/oauth/apps", "Acme School"):
         assert said in text, said
     assert "a name the app chose itself" in text  # a self-registered name: nobody checked it
+    # The scopes granted, in the consent page's words (flow.tokens asks for these).
+    assert "What it may do:\n- Your identity: see\n- Courses: see\n" in text.replace("\r\n", "\n")
+    assert "courses:read" not in text
     html = _html(message)
-    assert "Firefox on Linux" in html and "Laptop Agent" in html
+    assert "Firefox on Linux" in html and "Laptop Agent" in html and "<li>Courses: see</li>" in html
     assert set(re.findall(r'href="([^"]*)"', html)) == {f"{BASE_URL}/oauth/apps"}  # our pages only
     assert not re.search(r"\bsrc=|url\(|@import", html)  # nothing fetched from anywhere
 

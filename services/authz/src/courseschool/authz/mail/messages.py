@@ -94,6 +94,15 @@ def _subject(kind: str, app: str, details: dict[str, Any]) -> str:
     raise ValueError(f"no message of kind {kind!r}")
 
 
+def _granted(scope: object) -> list[str]:
+    """What a grant lets the app do, one line per area in the consent page's words
+    ("Courses: see and change"); the words are the pages', imported at the first message."""
+    from ..web.scope_words import scope_lines
+
+    names = scope.split() if isinstance(scope, str) else []
+    return [f"{line.title}: {line.access}" for line in scope_lines(names)]
+
+
 def build_message(
     kind: str, details: dict[str, Any], *, to: Recipient, sender: Sender, message_id: str, now: int
 ) -> EmailMessage:
@@ -113,6 +122,7 @@ def build_message(
         "address": shown_name(details.get("address"), unnamed="") or None,
         "at": utc_text(int(details.get("at") or now)),
         "already_connected": bool(details.get("already_connected")),
+        "granted": _granted(details.get("scope")),
         "apps_url": sender.base_url.rstrip("/") + "/oauth/apps",
     }
     template = "new_connection" if kind == NEW_CONNECTION else "school_acted"

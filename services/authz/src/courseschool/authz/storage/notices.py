@@ -28,7 +28,7 @@ class Notice(msgspec.Struct, frozen=True, kw_only=True):
 # step-up, the same sign-in doing more: it is told on the pages, but sends no e-mail.
 _ADD = """
 WITH g AS (
-    SELECT g.id, g.user_id, g.client_id, g.session_hash, g.created_from, g.created_agent,
+    SELECT g.id, g.user_id, g.client_id, g.session_hash, g.created_from, g.created_agent, g.scope,
            c.client_name, c.verified_origin, s.name AS school_name
     FROM authz_grants g
     JOIN authz_clients c ON c.client_id = g.client_id
@@ -46,7 +46,7 @@ INSERT INTO authz_mail_outbox (kind, user_id, details, created_at)
 SELECT 'new_connection', g.user_id,
        jsonb_build_object('client_name', g.client_name, 'verified_origin', g.verified_origin,
                           'school_name', g.school_name, 'device', g.created_agent, 'address', g.created_from,
-                          'at', $3::bigint, 'already_connected', b.connected),
+                          'at', $3::bigint, 'already_connected', b.connected, 'scope', g.scope),
        to_timestamp($3)
 FROM g CROSS JOIN before b
 WHERE $5 AND NOT b.same_sign_in
