@@ -6,6 +6,7 @@ from typing import Any
 
 from courseschool.authz.protocol.context import TokenContext
 from courseschool.authz.protocol.models import AuthorizationCode, Client, Grant, RefreshToken, User
+from courseschool.authz.protocol.school_policy import Standing
 from courseschool.authz.protocol.tokens import TokenPolicy
 from courseschool.common.clock import FrozenClock
 
@@ -106,6 +107,7 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
         grants=grants,
         revoker=grants,
         blocks=NoBlocks(),
+        policies=AnyoneMayConnect(),
         signer=signer,
         verifier=signer,
         policy=TokenPolicy(issuer=RESOURCE, access_token_ttl=600, id_token_ttl=600),
@@ -115,6 +117,13 @@ def token_context(*, codes: Any, grants: Any, users: Any, signer: Any, now: int)
         refresh_grace=10,
         grants_per_app=GRANTS_PER_APP,
     )
+
+
+class AnyoneMayConnect:
+    """PolicyStore: every school lets anyone connect any app (the default)."""
+
+    async def standing(self, school_id: str, client_id: str) -> Standing:
+        return Standing()
 
 
 class NoBlocks:

@@ -82,6 +82,7 @@ ROUTES = [
     interaction.passkey_submit,
     interaction.consent_submit,
     interaction.switch_user_submit,
+    interaction.ask_submit,
     interaction.decision_page,
     logout.logout,
     signin.signin_page,

@@ -1,8 +1,7 @@
-"""The authorization server's composition roots. `Components` (the server, started and
-closed by app.py's lifespan) builds the shared pieces once (stores over the pool and
-Redis, the clock, the signing keys) and the families of families.py from them, each
-handed to its handlers by dependency injection; `AdminComponents` (the admin CLI)
-builds only `Administration`."""
+"""The authorization server's composition roots. `Components` (the server, started and closed
+by app.py's lifespan) builds the shared pieces once (stores over the pool and Redis, the
+clock, the signing keys) and the families of families.py from them, each handed to its
+handlers by dependency injection; `AdminComponents` (the admin CLI): `Administration` only."""
 
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings, resources
 from .shared import Shared, required
+from .storage.access_requests import PgAccessRequestStore
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import PUBLIC_WEB, DocumentWeb, MetadataDocumentFetcher
@@ -200,6 +200,7 @@ class _Served:
     sessions: PgSessionStore
     notices: PgNoticeStore
     school_apps: PgSchoolAppStore
+    access_requests: PgAccessRequestStore
     mail: PgMailOutbox
     activity: ActivityReader
     second_steps: RedisSecondStepStore
@@ -211,6 +212,7 @@ class _Served:
         settings, pool = s.settings, s.pool
         fetcher = MetadataDocumentFetcher(settings, s.redis, document_web) if settings.cimd_enabled else None
         kek, _ = required(settings)
+        mail = settings.smtp_url is not None  # e-mail goes into the outbox
         return cls(
             s=s,
             fetcher=fetcher,
@@ -218,8 +220,9 @@ class _Served:
             keys=SigningKeys(s.key_store),
             limits=Limits(settings, s.redis),
             sessions=PgSessionStore(pool, s.clock),
-            notices=PgNoticeStore(pool, mail=settings.smtp_url is not None),
+            notices=PgNoticeStore(pool, mail=mail),
             school_apps=PgSchoolAppStore(pool),
+            access_requests=PgAccessRequestStore(pool, ttl=settings.access_request_ttl, mail=mail),
             mail=s.mail,
             activity=ActivityReader(resource, settings.internal_token),
             second_steps=RedisSecondStepStore(s.redis, settings.interaction_ttl),
@@ -268,6 +271,7 @@ class _Served:
             grants=s.grants,
             notices=self.notices,
             school_apps=self.school_apps,
+            access_requests=self.access_requests,
             second_factors=s.second_factors,
             second_steps=self.second_steps,
             passkeys=self.passkeys,
@@ -286,6 +290,7 @@ class _Served:
             notices=self.notices,
             connected_apps=PgConnectedAppStore(s.pool),
             school_apps=self.school_apps,
+            access_requests=self.access_requests,
             mail=self.mail,
             grants=s.grants,
             revoker=s.revoker,

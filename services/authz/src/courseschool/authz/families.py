@@ -38,6 +38,7 @@ from .protocol.context import TokenContext
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
 from .storage.account_links import PgAccountLinkStore
+from .storage.access_requests import PgAccessRequestStore
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import MetadataDocumentFetcher
@@ -76,7 +77,7 @@ class Tokens:
     directory: ClientDirectory  # every lookup of a client by id (both kinds of client)
     dpop: DpopChecker  # DPoP proofs (RFC 9449) at the token endpoint and UserInfo
     limits: Limits
-    school_apps: PgSchoolAppStore  # the blocks checked where tokens are issued
+    school_apps: PgSchoolAppStore  # the blocks and the schools' app policies, checked where tokens are issued
 
     def token_context(self, *, ip: str | None = None) -> TokenContext:
         """What the grant handlers, revocation and introspection need (protocol/context.py);
@@ -88,6 +89,7 @@ class Tokens:
             grants=self.grants,
             revoker=self.revoker,
             blocks=self.school_apps,
+            policies=self.school_apps,
             signer=ring,
             verifier=ring,
             policy=self.policy,
@@ -116,7 +118,8 @@ class SignInPages:
     consents: PgConsentStore
     grants: PgGrantStore
     notices: PgNoticeStore  # a new connection, told to its person once
-    school_apps: PgSchoolAppStore  # apps a school blocked
+    school_apps: PgSchoolAppStore  # apps a school blocked, its app policy and approvals
+    access_requests: PgAccessRequestStore  # people's requests for the school's approval
     second_factors: PgSecondFactorStore  # the second step of a sign-in, the school's requirement
     second_steps: RedisSecondStepStore  # sign-ins between the password and the code; codes shown once
     passkeys: Passkeys  # a passkey as the second step, or in place of the password
@@ -133,7 +136,8 @@ class AccountPages:
     users: PgUserStore
     notices: PgNoticeStore
     connected_apps: PgConnectedAppStore  # what a person holds (their connected-apps page)
-    school_apps: PgSchoolAppStore  # the school's apps page: everyone's grants there, blocked apps
+    school_apps: PgSchoolAppStore  # the school's apps page: everyone's grants there, blocks, policy, approvals
+    access_requests: PgAccessRequestStore  # people's requests for the school's approval
     mail: PgMailOutbox  # the e-mail telling people what their school ended or blocked
     grants: PgGrantStore
     revoker: PgRedisRevoker

@@ -55,8 +55,10 @@ class Maintenance(BackgroundLoop):
 
 
 async def housekeeping(c: Components) -> dict[str, int]:
-    """One housekeeping pass; what it removed, logged when anything was."""
-    done = await c.housekeeping.sweep()
+    """One housekeeping pass; what it removed, logged when anything was. Requests for a
+    school's approval past their time are marked expired first (and their people told)."""
+    expired = await c.account.access_requests.expire(now=c.clock.now())
+    done = {"access_requests_expired": expired, **await c.housekeeping.sweep()}
     if any(done.values()):
         log.info("housekeeping_done", **done)
     return done

@@ -40,6 +40,7 @@ _SECONDS = (
     "invitation_ttl",
     "password_reset_ttl",
     "recent_sign_in",
+    "access_request_ttl",
 )
 _COUNTS = (
     "login_lockout_threshold",
@@ -145,14 +146,14 @@ class AuthzSettings(AccountSettings, kw_only=True, frozen=True):
     # record (admin grants list, connected apps) this long after their revocation.
     housekeeping_interval: int = 300
     revoked_grant_retention: int = 30 * 86400
-    # Each rule of a pass deletes at most HOUSEKEEPING_BATCH rows per statement and runs at
-    # most HOUSEKEEPING_ROUNDS statements; what is left goes in the next pass.
+    # Per pass and rule: at most HOUSEKEEPING_ROUNDS statements of HOUSEKEEPING_BATCH rows.
     housekeeping_batch: int = 5000
     housekeeping_rounds: int = 10
+    # A request for a school's approval of an app waits this long, then expires (housekeeping).
+    access_request_ttl: int = 14 * 86400
     # Events (authz_events: sign-ins, consents, security, admin actions) stay this long.
     event_retention: int = 365 * 86400
-    # An operator's HTTPS webhook for security events and new connections (webhook.py):
-    # each delivery signed with an HMAC of the secret, retried with backoff.
+    # An operator's HTTPS webhook for security events and new connections (webhook.py).
     events_webhook_url: str | None = None
     events_webhook_secret: str | None = None
     events_webhook_ca_bundle: str | None = None  # a private CA the receiver's certificate is from

@@ -27,6 +27,7 @@ from ..storage.interactions import Interaction
 from ..storage.notices import Notice
 from ..storage.school_apps import BlockedAtSchool
 from ..storage.second_step import SecondStep
+from .access_requests import SchoolView, school_view
 from .authorization import issue_code
 from .signin import (
     LOGIN_FAILED,
@@ -76,6 +77,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     beyond_role: list[str]  # asked for, beyond the person's role: not granted
     blocked: bool  # the person's school blocked this app: nothing may be allowed
     blocked_as: str | None = None  # the name of the app the school blocked, when this one reads as it
+    school: SchoolView | None = None  # what the school's app policy lets the app have, and the person's request
 
 
 async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Interaction:
@@ -139,7 +141,8 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
     now = offer(interaction.request.scope, role=user.role, client=client)
     block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
     blocked = block is not None
-    granted = [] if blocked else now.granted
+    school = await school_view(c, user, client, now.granted)
+    granted = [] if blocked else school.allowed
     interaction.shown = granted  # the decision grants at most what this page shows
     await c.interactions.save(interaction)
     before = await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)
@@ -164,6 +167,7 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
         beyond_role=now.beyond_role,
         blocked=blocked,
         blocked_as=block.client_name if block is not None and block.client_id != client.client_id else None,
+        school=school,
     )
 
 
@@ -211,11 +215,14 @@ async def decide(
     refused = await _refused_by_school(c, user, client, request, ip=ip)
     if refused is not None:
         return refused
+    school = await school_view(c, user, client, offer(request.scope, role=user.role, client=client).granted)
+    if school.refusal is not None:  # the school's policy lets the app have nothing: its word, not the person's
+        audit("consent_not_approved", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
+        return _refused(school.refusal, request, issuer, "denied")
     if not approve:
         audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
         return _refused("the user denied the request", request, issuer, "denied")
-    now = offer(request.scope, role=user.role, client=client)
-    granted = approved_scope(interaction.shown, now.granted, kept)
+    granted = approved_scope(interaction.shown, school.allowed, kept)
     if not granted:
         return _refused("nothing the user allowed may be granted", request, issuer, "denied")
     allowed = (await c.grants.allowed_before(user_id=user.id, client_id=client.client_id, session_id=session_id)).here

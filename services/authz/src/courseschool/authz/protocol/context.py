@@ -8,6 +8,7 @@ import msgspec
 from courseschool.common.clock import Clock
 
 from .ports import AccessTokenVerifier, BlockStore, CodeStore, GrantStore, Revoker, Signer, UserStore
+from .school_policy import PolicyStore
 from .tokens import TokenPolicy
 
 
@@ -17,6 +18,7 @@ class TokenContext(msgspec.Struct, frozen=True, kw_only=True):
     grants: GrantStore
     revoker: Revoker
     blocks: BlockStore  # what schools blocked: checked at every code exchange and refresh
+    policies: PolicyStore  # which apps schools let in (their policy, their approvals): checked there too
     signer: Signer
     verifier: AccessTokenVerifier
     policy: TokenPolicy

@@ -17,6 +17,9 @@ maintenance.py), so that no table grows with the traffic it has served:
 - the mail outbox's messages 30 days old, sent or not, and at once a link's message
   never sent before its link expired (its sealed token with it);
 - e-mailed links (invitations, password resets) a day past their expiry;
+- the mail outbox's messages 30 days old, sent or not;
+- people's requests for their school's approval of an app 30 days after their decision
+  or expiry (maintenance.py marks expired ones first);
 - events (`authz_events`) older than EVENT_RETENTION.
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
@@ -70,6 +73,7 @@ _RULES: dict[str, Rule] = {
     # A link's message never sent before the link expired: its sealed token goes with it.
     "mail_links": Rule("authz_mail_outbox", "id", f"sealed IS NOT NULL AND expires_at <= {_NOW}"),
     "account_links": Rule("authz_account_links", "token_hash", f"expires_at < {_NOW} - interval '1 day'"),
+    "access_requests": Rule("authz_app_access_requests", "id", f"decided_at < {_NOW} - interval '30 days'"),
     "events": Rule("authz_events", "id", f"at < {_NOW} - make_interval(secs => $3)", "event_retention"),
 }
 

@@ -9,6 +9,8 @@ import uuid
 import asyncpg
 import msgspec
 
+from .school_policy import PgSchoolPolicyStore
+
 
 class SchoolGrant(msgspec.Struct, frozen=True, kw_only=True):
     grant_id: str
@@ -116,8 +118,12 @@ class BlockedApp(msgspec.Struct, frozen=True, kw_only=True):
     blocked_by_role: str | None  # "owner": only an owner may lift it
 
 
-class PgSchoolAppStore:
+class PgSchoolAppStore(PgSchoolPolicyStore):
+    """What a school's owners and admins decide about apps: its blocks (here), its
+    policy and the apps it approved (`PgSchoolPolicyStore`)."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
+        super().__init__(pool)
         self._pool = pool
 
     async def live_grants(self, school_id: str) -> list[SchoolGrant]:

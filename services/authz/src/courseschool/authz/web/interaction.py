@@ -14,6 +14,7 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError, InvalidRequestError, fit_description
 from courseschool.common.secrets import same
 
+from ..endpoints.access_requests import ask
 from ..endpoints.decision_page import hand_off, take_handoff
 from ..endpoints.interaction import (
     client_label,
@@ -108,6 +109,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         already=already,
         beyond_registration=scope_lines(view.beyond_registration),
         beyond_role=scope_lines(view.beyond_role),
+        needs_approval=scope_lines(view.school.needs_approval) if view.school else [],
     )
 
 
@@ -265,3 +267,14 @@ async def switch_user_submit(
     await switch_user(pages, interaction, request.cookies.get(session_cookie_name(pages.settings)))
     gone = session_cookie(pages.settings, "", 0)
     return see_other(f"/oauth/interaction/{uid}", cookies=[gone])
+
+
+@post("/oauth/interaction/{uid:str}/ask", opt=PAGE)
+async def ask_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+    """Ask the school to approve the app, with a short reason; back to the consent page,
+    which says the request is pending."""
+    interaction, fields = await _checked_form(uid, request, pages)
+    if interaction.user_id is None:
+        raise InvalidRequestError("asking needs a signed-in user", advice="Sign in first.")
+    await ask(pages, interaction, fields.get("reason", ""), ip=client_ip(request))
+    return see_other(f"/oauth/interaction/{uid}")

@@ -29,6 +29,7 @@ from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import AuthorizationCode, Client, EndedGrant, Grant, TokenResponse, User
 from ..school_blocks import refuse_if_blocked
+from ..school_policy import within_school_policy
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -55,6 +56,7 @@ async def exchange_code(form: TokenForm, client: Client, ctx: TokenContext, jkt:
     _check_still_valid(grant, user)
     await refuse_if_blocked(grant, client, ctx)
     scope = capped_scope(grant.scope, user=user, client=client)
+    scope = await within_school_policy(grant, client, scope, ctx)
     refresh_token = new_token() if "refresh_token" in client.grant_types else None
     binding = refresh_binding(client, jkt) if refresh_token is not None else None
     ended = await ctx.grants.redeem_code(

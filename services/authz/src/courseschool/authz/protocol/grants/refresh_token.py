@@ -27,6 +27,7 @@ from ..context import TokenContext
 from ..models import Client, RefreshToken, TokenResponse, User
 from ..ports import Rotation
 from ..school_blocks import refuse_if_blocked
+from ..school_policy import within_school_policy
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
 
@@ -50,6 +51,7 @@ async def refresh(form: TokenForm, client: Client, ctx: TokenContext, jkt: str |
     user = _active_user(token)
     scope = capped_scope(scope, user=user, client=client)
     await refuse_if_blocked(token.grant, client, ctx)
+    scope = await within_school_policy(token.grant, client, scope, ctx)
     if token.consumed_at is not None:
         return await _replay_or_revoke(value, token, now, ctx)
     await _bind_to_proof_key(token, client, jkt, ctx)
