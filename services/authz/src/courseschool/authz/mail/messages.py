@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..storage.access_requests import ACCESS_REQUEST_DECIDED, ACCESS_REQUESTED
 from ..storage.mail_outbox import NEW_CONNECTION, SCHOOL_BLOCKED_APP, SCHOOL_ENDED_ACCESS
 from .account_messages import ACCOUNT_KINDS, account_message
 from .relay import from_address
@@ -48,7 +49,7 @@ def _templates() -> Environment:
     )
 
 
-def shown_name(name: str | None, *, unnamed: str = UNNAMED) -> str:
+def shown_name(name: str | None, *, unnamed: str = UNNAMED, limit: int = NAME_LIMIT) -> str:
     """A name as a message shows it: format characters (Cf) dropped, other controls and
     separators (Cc, Zl, Zp) made spaces, runs of white space one space, at most
     NAME_LIMIT characters; `unnamed` when nothing is left."""
@@ -59,8 +60,8 @@ def shown_name(name: str | None, *, unnamed: str = UNNAMED) -> str:
             continue
         kept.append(" " if category in ("Cc", "Zl", "Zp") else ch)
     cleaned = " ".join("".join(kept).split())
-    if len(cleaned) > NAME_LIMIT:
-        cleaned = cleaned[: NAME_LIMIT - 1].rstrip() + "…"
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1].rstrip() + "…"
     return cleaned or unnamed
 
 
@@ -91,6 +92,12 @@ def _subject(kind: str, app: str, details: dict[str, Any]) -> str:
         return f"Your school ended «{app}»'s access to your Course School account"
     if kind == SCHOOL_BLOCKED_APP:
         return f"Your school blocked «{app}»"
+    if kind == ACCESS_REQUESTED:
+        return f"{shown_name(details.get('requester'), unnamed='Someone')} asks your school to approve «{app}»"
+    if kind == ACCESS_REQUEST_DECIDED:
+        decision = details.get("decision")
+        said = {"approved": "approved", "declined": "declined"}.get(str(decision), "did not decide")
+        return f"Your school {said} your request for «{app}»"
     raise ValueError(f"no message of kind {kind!r}")
 
 
@@ -101,6 +108,20 @@ def _granted(scope: object) -> list[str]:
 
     names = scope.split() if isinstance(scope, str) else []
     return [f"{line.title}: {line.access}" for line in scope_lines(names)]
+
+
+def _request_values(details: dict[str, Any], sender: Sender) -> dict[str, Any]:
+    """What a message about a request for the school's approval says beyond the app."""
+    reason, note = details.get("reason"), details.get("note")
+    return {
+        "requester": shown_name(details.get("requester"), unnamed="Someone"),
+        "requester_email": shown_name(details.get("requester_email"), unnamed=""),
+        "requester_role": shown_name(details.get("requester_role"), unnamed=""),
+        "reason": shown_name(reason, unnamed="", limit=500) if reason else None,
+        "note": shown_name(note, unnamed="", limit=500) if note else None,
+        "decision": str(details.get("decision") or ""),
+        "school_url": sender.base_url.rstrip("/") + "/oauth/school/apps",
+    }
 
 
 def build_message(
@@ -131,6 +152,8 @@ def build_message(
         template, subject, values = account_message(kind, details, base_url=sender.base_url, shown=values)
     else:
         subject = _subject(kind, app, details)
+    if kind in (ACCESS_REQUESTED, ACCESS_REQUEST_DECIDED):
+        template, values = "access_request", values | _request_values(details, sender)
     message = EmailMessage(policy=SMTP)
     message["From"] = sender.mail_from
     message["To"] = Address(display_name=person, addr_spec=to.email)
