@@ -38,6 +38,7 @@ from .schemas import (
     _form,
     _s,
 )
+from .school_policy import school_policy_paths
 from .security import security_paths
 from .tokens import _token_paths
 
@@ -136,6 +137,7 @@ def authz_openapi(base_url: str) -> dict[str, Any]:
         "/oauth/logout": _logout_operations(),
         **account_paths(),
         **oversight_paths(),
+        **school_policy_paths(),
         **security_paths(),
         **passkey_paths(),
         **people_paths(),

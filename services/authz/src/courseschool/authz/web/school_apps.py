@@ -13,6 +13,7 @@ from litestar import Request, Response, Router, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
+from ..endpoints.app_approvals import app_rules, covers
 from ..endpoints.school_apps import app_at_school, block, end_access, school_apps, steward, unblock
 from ..families import AccountPages
 from ..protocol.models import User
@@ -27,7 +28,7 @@ from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 PATH = "/oauth/school/apps"
 PURPOSE = "school-apps"  # the forms' CSRF purpose
 ACTIONS = ("end-person", "end-all", "block")
-DONE = ("ended", "ended-all", "blocked", "unblocked")
+DONE = ("ended", "ended-all", "blocked", "unblocked", "policy", "approved", "declined", "withdrawn")
 
 
 @get("/", opt=PAGE)
@@ -56,6 +57,9 @@ async def school_apps_page(
             for app in apps
         ],
         blocked=blocked,
+        rules=await app_rules(account, user),  # the school's policy, approvals and people's requests
+        covers=covers,
+        scope_lines=scope_lines,
         owner=user.role == "owner",  # an owner's decisions are an owner's to change
         csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=done if done in DONE else None,
