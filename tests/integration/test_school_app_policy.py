@@ -59,7 +59,7 @@ async def test_only_approved_apps_an_unapproved_app_gets_no_grant(flow: Flow) ->
     await set_policy(flow, owner, "approved_only")
     reg = await flow.register(client_name="Homework Helper")
     interaction, page, _ = await at_consent(flow, reg, student, "openid account:read")
-    assert "approval is needed" in page
+    assert "This app needs your school" in page
     assert f'action="{interaction}/ask"' in page and 'value="approve"' not in page
     done = await flow.client.post(f"{interaction}/consent", data={"csrf": csrf_of(page), "decision": "approve"})
     callback = query_of(done.headers["location"])
