@@ -133,3 +133,20 @@ async def test_an_integration_is_approved_by_construction(flow: Flow) -> None:
     made = await flow.integration("Gradebook", scope="openid account:read")
     tokens = await flow.tokens(made, student, scope="openid account:read")
     assert tokens["scope"] == "openid account:read"
+
+
+async def test_the_decision_page_says_the_school_has_not_approved_the_app(flow: Flow) -> None:
+    school = await flow.school("strict")
+    owner, student = await flow.user("owner", school=school), await flow.user("student", school=school)
+    await set_policy(flow, owner, "approved_only")
+    reg = await flow.register(client_name="Homework Helper")
+    flow.client.cookies.clear()
+    _, challenge = pkce_pair()
+    start = await flow.start(flow.authorize_params(reg, challenge, scope="openid account:read", decision_page="true"))
+    interaction = start.headers["location"]
+    await flow.login(interaction, student)
+    page = (await flow.client.get(interaction)).text
+    done = await flow.client.post(f"{interaction}/consent", data={"csrf": csrf_of(page), "decision": "deny"})
+    assert done.headers["location"] == f"{interaction}/done"
+    decided = await flow.client.get(f"{interaction}/done")
+    assert "Your school has not approved" in decided.text and "You denied" not in decided.text

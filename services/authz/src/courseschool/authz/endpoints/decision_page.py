@@ -19,7 +19,7 @@ async def hand_off(
     interaction: Interaction,
     location: str,
     *,
-    outcome: Literal["approved", "denied", "blocked"],
+    outcome: Literal["approved", "denied", "blocked", "not_approved"],
     name: str,
 ) -> None:
     """Keep the outcome for the decision page the client asked for (`decision_page`)."""
@@ -28,6 +28,7 @@ async def hand_off(
         location=location,
         approved=outcome == "approved",
         blocked=outcome == "blocked",
+        not_approved=outcome == "not_approved",
         client_name=name,
         browser_hash=interaction.browser_hash,
         vouched=client is not None and client_kind(client) == "integration",

@@ -173,7 +173,7 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
 
 class Decided(msgspec.Struct, frozen=True, kw_only=True):
     location: str  # where the browser goes: the client's redirect URI with a code or an error
-    outcome: Literal["approved", "denied", "blocked"]  # "blocked": the person's school blocked the app
+    outcome: Literal["approved", "denied", "blocked", "not_approved"]  # "blocked", "not_approved": the school's word
 
 
 NOT_SHOWN = "the consent page of this interaction was never shown"
@@ -218,7 +218,7 @@ async def decide(
     school = await school_view(c, user, client, offer(request.scope, role=user.role, client=client).granted)
     if school.refusal is not None:  # the school's policy lets the app have nothing: its word, not the person's
         audit("consent_not_approved", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
-        return _refused(school.refusal, request, issuer, "denied")
+        return _refused(school.refusal, request, issuer, "not_approved")
     if not approve:
         audit("consent_denied", actor="user", subject=user.id, client_id=client.client_id, ip=ip)
         return _refused("the user denied the request", request, issuer, "denied")
@@ -262,7 +262,10 @@ async def _refused_by_school(
 
 
 def _refused(
-    description: str, request: AuthorizationRequest, issuer: str, outcome: Literal["denied", "blocked"]
+    description: str,
+    request: AuthorizationRequest,
+    issuer: str,
+    outcome: Literal["denied", "blocked", "not_approved"],
 ) -> Decided:
     """`access_denied` back to the client (RFC 6749 §4.1.2.1, with `state` and `iss`)."""
     denied = AccessDeniedError(description)

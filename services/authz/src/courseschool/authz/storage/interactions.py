@@ -39,6 +39,7 @@ class Handoff(msgspec.Struct, frozen=True, kw_only=True):
     browser_hash: bytes
     vouched: bool = False  # an integration's name (the school's word); any other is self-declared
     blocked: bool = False  # not approved because the person's school blocked the app
+    not_approved: bool = False  # the school's app policy lets the app have nothing (it has not approved it)
 
 
 class RedisInteractionStore:
