@@ -25,7 +25,7 @@ from courseschool.authz.settings import AuthzSettings
 
 from ..support.smtp import SmtpRelay, smtp_relay
 from .conftest import serve
-from .flow import Flow, csrf_of, pkce_pair, query_of
+from .flow import Flow, Lifecycle, csrf_of, pkce_pair, query_of
 from .test_mail_to_people import _with_mail
 from .test_school_app_policy import EVERY_SCOPE, set_policy
 
@@ -269,3 +269,51 @@ async def test_a_blocked_app_cannot_be_asked_for(flow: Flow) -> None:
     assert refused.status_code == 403
     assert re.search("blocked", refused.text)
     assert await flow.pool.fetchval("SELECT count(*) FROM authz_app_access_requests") == 0
+
+
+async def _approve_on_page(flow: Flow, client_id: str, **form: str) -> httpx.Response:
+    confirm = await flow.client.get(f"{PAGE}/approve", params={"client_id": client_id})
+    assert confirm.status_code == 200, confirm.text
+    return await flow.client.post(
+        f"{PAGE}/approve", data={"csrf": csrf_of(confirm.text), "client_id": client_id, "cover": "all", **form}
+    )
+
+
+async def test_an_owners_approval_is_the_owners_and_withdrawing_it_holds_at_the_next_refresh(flow: Flow) -> None:
+    school = await flow.school("strict")
+    owner, admin = await flow.user("owner", school=school), await flow.user("admin", school=school)
+    student = await flow.user("student", school=school)
+    await set_policy(flow, owner, "approved_only")
+    reg = await flow.register(client_name="Planner", grant_types=["authorization_code", "refresh_token"])
+    await sign_in_as(flow, owner)
+    assert (await _approve_on_page(flow, reg["client_id"], cover="chosen")).status_code == 400  # no area ticked
+    assert (await _approve_on_page(flow, reg["client_id"])).status_code == 303
+    assert await flow.pool.fetchval("SELECT approved_by_role FROM authz_school_app_approvals") == "owner"
+    flow.client.cookies.clear()
+    tokens = await flow.tokens(reg, student, scope="openid account:read")
+
+    await sign_in_as(flow, admin)
+    listed = (await flow.client.get(PAGE)).text
+    assert "only an owner may withdraw it" in listed
+    refused = await flow.client.post(f"{PAGE}/withdraw", data={"csrf": csrf_of(listed), "client_id": reg["client_id"]})
+    assert refused.status_code == 403
+    assert (await _approve_on_page(flow, reg["client_id"], cover="chosen", scope="account:read")).status_code == 403
+    assert await flow.pool.fetchval("SELECT scope FROM authz_school_app_approvals") is None  # unchanged
+
+    await sign_in_as(flow, owner)
+    listed = (await flow.client.get(PAGE)).text
+    done = await flow.client.post(f"{PAGE}/withdraw", data={"csrf": csrf_of(listed), "client_id": reg["client_id"]})
+    assert done.status_code == 303 and await flow.pool.fetchval("SELECT count(*) FROM authz_school_app_approvals") == 0
+    refreshed = await Lifecycle(flow).refresh(reg, tokens["refresh_token"])
+    assert refreshed.status_code == 400 and refreshed.json()["error_description"] == NOT_APPROVED
+
+
+async def test_a_blocked_app_cannot_be_approved(flow: Flow) -> None:
+    school = await flow.school("strict")
+    owner = await flow.user("owner", school=school)
+    reg = await flow.register(client_name="Blocked Agent")
+    stores = flow.client.app.state.authz.account  # type: ignore[attr-defined]
+    await block(stores, await stores.users.get(owner["id"]), reg["client_id"], ip="127.0.0.1")
+    await sign_in_as(flow, owner)
+    assert (await _approve_on_page(flow, reg["client_id"])).status_code == 400
+    assert await flow.pool.fetchval("SELECT count(*) FROM authz_school_app_approvals") == 0
