@@ -185,6 +185,10 @@ async def test_read_only_changes_approved_then_a_step_up_grants_them(flow: Flow)
     await sign_in_as(flow, owner)
     request_id = await _pending_id(flow)
     confirm = await _decide_page(flow, "approve", request_id)
+    # Ticked already: the changes asked for, and seeing the same areas.
+    for ticked in ("courses:write", "courses:read", "posts:write", "posts:read"):
+        assert f'value="{ticked}" id="scope-{ticked.replace(":", "-")}" checked' in confirm, ticked
+    assert 'value="orders:read" id="scope-orders-read" checked' not in confirm
     form = {"csrf": csrf_of(confirm), "client_id": reg["client_id"], "request": request_id, "cover": "chosen"}
     body = "&".join(f"{k}={httpx.QueryParams({k: v})[k]}" for k, v in form.items())
     body += "&scope=courses%3Aread&scope=courses%3Awrite"
@@ -317,3 +321,14 @@ async def test_a_blocked_app_cannot_be_approved(flow: Flow) -> None:
     await sign_in_as(flow, owner)
     assert (await _approve_on_page(flow, reg["client_id"])).status_code == 400
     assert await flow.pool.fetchval("SELECT count(*) FROM authz_school_app_approvals") == 0
+
+
+async def test_a_steward_who_asks_is_not_mailed_their_own_request(mailed: tuple[Flow, SmtpRelay]) -> None:
+    flow, relay = mailed
+    school = await flow.school("strict")
+    owner, admin = await flow.user("owner", school=school), await flow.user("admin", school=school)
+    await set_policy(flow, owner, "approved_only")
+    reg = await flow.register(client_name="Admin's Helper")
+    interaction, page, _ = await consent_page(flow, reg, admin, "openid courses:read")
+    assert (await ask(flow, interaction, page, "For the timetable")).status_code == 303
+    assert [to for to, _ in await _mail(flow, relay)] == [owner["email"]]

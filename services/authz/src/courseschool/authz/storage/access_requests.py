@@ -5,7 +5,9 @@ decision (approved, declined, expired) to the person who asked.
 
 A request is pending until decided or until `expires_at` (ACCESS_REQUEST_TTL after it
 was made); a pending request past it counts as none, and housekeeping marks it expired
-(`expire`) and tells its person. A person has at most one pending request per app."""
+(`expire`) and tells its person. A person has at most one pending request per app. An
+owner or admin who asks (their role's cap is the widest, yet the policy holds for them
+too) is not e-mailed their own request."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ WITH request AS (
     JOIN authz_users u ON u.id = r.user_id
     JOIN authz_schools s ON s.id = r.school_id
     JOIN authz_users steward ON steward.school_id = r.school_id AND steward.role IN ('owner', 'admin')
-         AND steward.disabled_at IS NULL
+         AND steward.disabled_at IS NULL AND steward.id <> r.user_id
     WHERE $10
     RETURNING 1
 )

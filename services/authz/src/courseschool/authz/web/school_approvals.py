@@ -11,7 +11,7 @@ from typing import Any
 from litestar import Request, Response, Router, get, post
 
 from courseschool.common.answers import PAGE
-from courseschool.common.scopes import SCOPES
+from courseschool.common.scopes import BY_NAME, SCOPES
 
 from ..endpoints.app_approvals import (
     approval_subject,
@@ -45,6 +45,9 @@ async def approve_page(request: Request[Any, Any, Any], account: AccountPagesDep
     asked = await pending_request(account, user, query["request"]) if query.get("request") else None
     subject, _ = await approval_subject(account, user, asked.client_id if asked else query.get("client_id") or "")
     ticked = set((asked.scope if asked else subject.approved_scope or "").split())
+    # Changes asked for an area come with seeing it: an approval of writes alone would
+    # leave the app blind there should the policy become "only approved apps".
+    ticked |= {s.replace(":write", ":read") for s in ticked if s.replace(":write", ":read") in BY_NAME}
     return render(
         "school_apps_approve.html",
         app=subject,
