@@ -37,8 +37,8 @@ from .passwords import PasswordWork
 from .protocol.context import TokenContext
 from .protocol.tokens import TokenPolicy
 from .settings import AuthzSettings
-from .storage.account_links import PgAccountLinkStore
 from .storage.access_requests import PgAccessRequestStore
+from .storage.account_links import PgAccountLinkStore
 from .storage.admin import PgAdminStore
 from .storage.client_directory import ClientDirectory
 from .storage.client_metadata import MetadataDocumentFetcher
