@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import hmac
 from dataclasses import dataclass, field
+from functools import partial
 
 import asyncpg
 import httpx
@@ -27,7 +28,7 @@ from .families import AccountPages, Administration, Internal, Registration, Sign
 from .keys import KeyChangeFeed, SigningKeys
 from .limits import Limits
 from .mail.delivery import MailDelivery
-from .maintenance import Maintenance
+from .maintenance import Maintenance, housekeeping
 from .passwords import PasswordWork
 from .protocol.models import Client
 from .protocol.tokens import TokenPolicy
@@ -167,7 +168,14 @@ class Components:
         then start the background loops: the events recorder, the webhook's and the
         mail's deliveries, maintenance (maintenance.py) and the key change feed (keys.py)."""
         await self.keys.start()
-        self._loops.extend([Maintenance(self), KeyChangeFeed(self.keys, self.settings)])
+        maintenance = Maintenance(
+            self.keys,
+            partial(housekeeping, self),
+            self.administration,
+            key_reload_interval=self.settings.key_reload_interval,
+            housekeeping_interval=self.settings.housekeeping_interval,
+        )
+        self._loops.extend([maintenance, KeyChangeFeed(self.keys, self.settings)])
         self.events.start()
         for loop in [*self._deliveries(), *self._loops]:
             loop.start()

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from courseschool.common.background import BackgroundLoop
+from courseschool.common.clock import Clock
 from courseschool.common.logging import get_logger
 
 from .endpoints.registration import remove_unused_clients
-
-if TYPE_CHECKING:
-    from .components import Components  # the root that starts this loop
+from .families import AccountPages, Administration
+from .keys import SigningKeys
+from .storage.housekeeping import PgHousekeeping
 
 log = get_logger(__name__)
 
@@ -25,27 +27,36 @@ class Maintenance(BackgroundLoop):
 
     name = "maintenance"
 
-    def __init__(self, c: Components) -> None:
+    def __init__(
+        self,
+        keys: SigningKeys,
+        housekeeping: Callable[[], Awaitable[object]],
+        administration: Administration,
+        *,
+        key_reload_interval: float,
+        housekeeping_interval: float,
+    ) -> None:
         super().__init__()
-        self._c = c
+        self._keys = keys
+        self._every: dict[str, tuple[float, Callable[[], Awaitable[object]]]] = {
+            # task -> (seconds between runs, what it runs)
+            "keys": (key_reload_interval, keys.maintain),
+            "housekeeping": (housekeeping_interval, housekeeping),
+            "unused_clients": (3600, lambda: remove_unused_clients(administration)),
+        }
 
     async def _run(self) -> None:
-        c, settings = self._c, self._c.settings
-        every = {  # task -> (seconds between runs, what it runs)
-            "keys": (settings.key_reload_interval, c.keys.maintain),
-            "housekeeping": (settings.housekeeping_interval, lambda: housekeeping(c)),
-            "unused_clients": (3600, lambda: remove_unused_clients(c.administration)),
-        }
+        keys, every = self._keys, self._every
         due = {name: time.monotonic() + seconds for name, (seconds, _) in every.items()}
         while not self.stopping:
             # Until the keys are loaded (Postgres was down at start), try every second.
-            wait = min(due.values()) - time.monotonic() if c.keys.loaded else 1
+            wait = min(due.values()) - time.monotonic() if keys.loaded else 1
             await asyncio.sleep(max(0.0, wait))
             now = time.monotonic()
             for name, (seconds, run) in every.items():
                 if self.stopping:
                     break
-                if now < due[name] and (name != "keys" or c.keys.loaded):
+                if now < due[name] and (name != "keys" or keys.loaded):
                     continue
                 due[name] = now + seconds
                 try:
@@ -54,7 +65,18 @@ class Maintenance(BackgroundLoop):
                     log.warning("maintenance_failed", task=name, error=type(exc).__name__)
 
 
-async def housekeeping(c: Components) -> dict[str, int]:
+class Kept(Protocol):
+    """What a housekeeping pass reads of the server's root (components.Components)."""
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def housekeeping(self) -> PgHousekeeping: ...
+    @property
+    def account(self) -> AccountPages: ...
+
+
+async def housekeeping(c: Kept) -> dict[str, int]:
     """One housekeeping pass; what it removed, logged when anything was. Requests for a
     school's approval past their time are marked expired first (and their people told)."""
     expired = await c.account.access_requests.expire(now=c.clock.now())
