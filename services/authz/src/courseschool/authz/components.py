@@ -26,7 +26,7 @@ from .mail.delivery import MailDelivery
 from .maintenance import Maintenance, housekeeping
 from .passwords import PasswordWork
 from .protocol.models import Client
-from .served import _Served
+from .served import Served
 from .settings import AuthzSettings
 from .shared import Shared
 from .storage.admin import PgAdminStore
@@ -109,7 +109,7 @@ class Components:
         None: nothing to show of what apps did. `document_web`: where Client ID Metadata
         Documents are fetched from (the public web)."""
         s = Shared.build(settings, pool, redis, clock)
-        w = _Served.build(s, resource, document_web)
+        w = Served.build(s, resource, document_web)
         origin_store = PgClientOriginStore(pool)
         return cls(
             settings=settings,

@@ -36,7 +36,7 @@ from .storage.sessions import PgSessionStore
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class _Served:
+class Served:
     """What only the server builds, beside the shared pieces, and more than one of its
     families is given: the families are made here."""
 
@@ -56,7 +56,7 @@ class _Served:
     page_key: bytes
 
     @classmethod
-    def build(cls, s: Shared, resource: httpx.AsyncClient | None, document_web: DocumentWeb) -> _Served:
+    def build(cls, s: Shared, resource: httpx.AsyncClient | None, document_web: DocumentWeb) -> Served:
         settings, pool = s.settings, s.pool
         fetcher = MetadataDocumentFetcher(settings, s.redis, document_web) if settings.cimd_enabled else None
         kek, _ = required(settings)
