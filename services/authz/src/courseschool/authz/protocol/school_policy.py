@@ -22,17 +22,13 @@ and a grant it withholds everything from ends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
-from courseschool.common.errors import InvalidGrantError
-from courseschool.common.scopes import IDENTITY_SCOPES, format_scope, parse_scope
+from courseschool.common.scopes import IDENTITY_SCOPES
 
-from .models import Client, Grant
-
-if TYPE_CHECKING:
-    from .context import TokenContext
+from .models import Client
 
 Policy = Literal["anyone", "read_only", "approved_only"]
 POLICIES: tuple[Policy, ...] = ("anyone", "read_only", "approved_only")
@@ -83,18 +79,3 @@ def only_identity(scopes: list[str]) -> bool:
     """Whether a grant of these scopes would hold nothing of the school's (who the person
     is only): under `approved_only`, an unapproved app gets even that from nowhere."""
     return all(s in _IDENTITY for s in scopes)
-
-
-async def within_school_policy(grant: Grant, client: Client, scope: str, ctx: TokenContext) -> str:
-    """Where tokens are issued (the code exchange, every refresh): the scope the school's
-    policy still lets the grant's client have; a grant it lets have nothing ends here, and
-    the request is refused (a grant made before the school narrowed its policy)."""
-    standing = await ctx.policies.standing(grant.school_id, client.client_id)
-    word = school_allows(standing, client, parse_scope(scope))
-    if word.allowed:
-        return format_scope(word.allowed)
-    await ctx.revoker.revoke_grant(grant.id, reason=REASON, ip=ctx.ip)
-    raise InvalidGrantError(
-        NOT_APPROVED,
-        detail=f"school {grant.school_id} ({standing.policy}) allows none of {scope!r:.200} to {client.client_id}",
-    )

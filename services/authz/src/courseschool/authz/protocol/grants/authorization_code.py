@@ -29,9 +29,9 @@ from ..consent import capped_scope
 from ..context import TokenContext
 from ..models import AuthorizationCode, Client, EndedGrant, Grant, TokenResponse, User
 from ..school_blocks import refuse_if_blocked
-from ..school_policy import within_school_policy
 from ..token_request import TokenForm, required, resource_within_grant
 from ..tokens import mint, refresh_binding
+from .school_policy_check import within_school_policy
 
 log = get_logger(__name__)
 
