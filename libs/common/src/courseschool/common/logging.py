@@ -30,6 +30,7 @@ import msgspec
 import structlog
 from structlog.typing import Processor
 
+from .audit_events import AuditEvent
 from .metrics import count_audit_event
 
 REDACTED_KEYS = frozenset(
@@ -183,9 +184,10 @@ def reset_request_source(token: Token[str | None]) -> None:
 
 
 def audit(
-    event: str, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object
+    event: AuditEvent, *, actor: str, subject: str | None = None, client_id: str | None = None, **fields: object
 ) -> None:
     """A security or administration event: who did what to whom, through which client.
+    `event` is a name of the catalogue (audit_events.py: its kind, webhook, meaning).
     The request id is added from the context, and the caller's address (`ip`) when the
     call names neither `ip` nor `source`. Never pass a secret here. Logged as it is (an
     operator's SIEM reads the lines) and handed to the listeners (the event store)."""

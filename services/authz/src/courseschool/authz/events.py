@@ -24,6 +24,8 @@ from typing import Any
 
 import structlog
 
+from courseschool.common.audit_events import ANONYMOUS_NOISE
+from courseschool.common.audit_events import kind_of as catalogue_kind
 from courseschool.common.background import STOP_GRACE, BackgroundLoop
 from courseschool.common.clock import Clock
 from courseschool.common.logging import listen_to_audit
@@ -34,56 +36,26 @@ from .storage.events import EventRow, PgEventStore
 log = structlog.get_logger("authz.events")
 
 ADMIN_ACTORS = frozenset({"admin", "admin-cli"})
-# What security wants to see; the rest of what people and clients do is "user".
-SECURITY_ACTIONS = frozenset(
-    {
-        "login_failed",
-        "login_locked",
-        "account_locked",
-        "code_reused",
-        "refresh_reused",
-        "revocation_refused",
-        "client_registered",
-        "client_updated",
-        "client_deleted",
-        "client_metadata_refused",
-        "app_blocked",
-        "school_access_end_refused",  # an admin's attempt to undo an owner's decision
-        "app_unblock_refused",
-        "second_factor_failed",
-        "second_factor_added",
-        "second_factor_removed",
-        "recovery_code_used",
-        "recovery_codes_renewed",
-        "second_factors_reset",
-        "two_step_required",
-        "password_reset_requested",
-        "password_reset_by_link",
-        "password_changed",
-        "signed_out_elsewhere",
-        "sign_in_confirmation_failed",
-    }
-)
 # Grants ended for a reason security must see (reuse, a password reset, a role change).
 SECURITY_REASONS = frozenset({"code_reused", "refresh_reused", "password_reset", "role_changed", "user_disabled"})
-# What anyone can cause without an account, about no one: counted, not stored.
-ANONYMOUS_NOISE = frozenset({"client_metadata_refused", "client_metadata_fetched", "login_failed", "login_locked"})
 _NOT_DETAILS = frozenset({"actor", "subject", "client_id", "ip", "source", "grant_id"})
 
 
 def is_anonymous_noise(action: str, fields: dict[str, Any]) -> bool:
-    """An event an anonymous caller can repeat at will that concerns no known person."""
+    """An event an anonymous caller can repeat at will that concerns no known person (the
+    catalogue's `anonymous` ones, common/audit_events.py)."""
     return action in ANONYMOUS_NOISE and fields.get("subject") is None
 
 
 def kind_of(action: str, fields: dict[str, Any]) -> str:
-    """Security first (a grant an administrator's role change ended is a security
-    event), then what an administrator did, then everything else people and apps do."""
-    if action in SECURITY_ACTIONS or fields.get("reason") in SECURITY_REASONS:
+    """Security first (the catalogue's security events, and a grant an administrator's
+    role change ended), then what an administrator did, then the catalogue's kind."""
+    kind = catalogue_kind(action)
+    if kind == "security" or fields.get("reason") in SECURITY_REASONS:
         return "security"
     if fields.get("actor") in ADMIN_ACTORS:
         return "admin"
-    return "user"
+    return kind
 
 
 def event_row(action: str, fields: dict[str, Any], at: dt.datetime) -> EventRow:

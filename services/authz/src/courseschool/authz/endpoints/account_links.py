@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from courseschool.common.audit_events import AuditEvent
 from courseschool.common.logging import audit
 
 from ..families import AccountPages
@@ -84,7 +85,7 @@ async def choose_password(
     ended = await end_sessions_and_grants(c, link.user_id)
     user = await c.users.get(link.user_id)
     assert user is not None
-    action = "invitation_accepted" if purpose == INVITATION else "password_reset_by_link"
+    action: AuditEvent = "invitation_accepted" if purpose == INVITATION else "password_reset_by_link"
     audit(action, actor="user", subject=user.id, ip=ip, grants_ended=ended)
     if purpose == PASSWORD_RESET:
         await tell(c, user, "password_reset", ip=ip, agent=agent)

@@ -16,6 +16,7 @@ import uuid
 
 import msgspec
 
+from courseschool.common.audit_events import AuditEvent
 from courseschool.common.errors import ForbiddenError, NotFoundError
 from courseschool.common.logging import audit
 
@@ -198,7 +199,7 @@ async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> No
     audit("app_unblocked", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
 
 
-def _refused(event: str, user: User, client_id: str, *, ip: str, **fields: object) -> None:
+def _refused(event: AuditEvent, user: User, client_id: str, *, ip: str, **fields: object) -> None:
     """An admin's attempt to undo an owner's decision, refused: on record (a security
     event), naming who tried what."""
     audit(

@@ -9,6 +9,8 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from courseschool.common.audit_events import WEBHOOK_EVENTS
+
 
 class EventRow(msgspec.Struct, frozen=True, kw_only=True):
     at: datetime
@@ -95,8 +97,9 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(row).items()}
 
 
-# What an operator's webhook hears besides security events: a new connection.
-WEBHOOK_ACTIONS = ["consent_given", "consent_remembered"]
+# What an operator's webhook hears besides security events (new connections), from the
+# catalogue (common/audit_events.py).
+WEBHOOK_ACTIONS = list(WEBHOOK_EVENTS)
 
 
 class PgEventStore:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from courseschool.common.audit_events import AuditEvent
 from courseschool.common.errors import NotFoundError, fit_description
 from courseschool.common.logging import audit
 
@@ -19,7 +20,7 @@ class AdminBase:
         self.source = source
 
     async def _audit(
-        self, event: str, *, subject: str | None = None, client_id: str | None = None, **fields: Any
+        self, event: AuditEvent, *, subject: str | None = None, client_id: str | None = None, **fields: Any
     ) -> None:
         audit(event, actor=self.actor, subject=subject, client_id=client_id, source=self.source, **fields)
         await self.c.events.flush()
