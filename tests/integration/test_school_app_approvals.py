@@ -135,6 +135,22 @@ async def test_ask_approve_and_sign_in(mailed: tuple[Flow, SmtpRelay]) -> None:
     flow.client.cookies.clear()
     tokens = await flow.tokens(reg, student, scope="openid account:read")
     assert tokens["scope"] == "openid account:read"
+    # The school's rule is a security event (sent to the webhook); a decision about one app
+    # within it is a steward's administration; the person's request is theirs.
+    await sign_in_as(flow, owner)
+    listed = (await flow.client.get(PAGE)).text
+    changed = await flow.client.post(f"{PAGE}/policy", data={"csrf": csrf_of(listed), "policy": "anyone"})
+    assert changed.status_code == 303
+    await flow.client.app.state.authz.events.flush()  # type: ignore[attr-defined]
+    kinds = await flow.pool.fetch(
+        "SELECT action, kind FROM authz_events WHERE action IN "
+        "('school_app_policy_changed', 'app_approved', 'app_access_requested')"
+    )
+    assert {(r["action"], r["kind"]) for r in kinds} == {
+        ("school_app_policy_changed", "security"),
+        ("app_approved", "admin"),
+        ("app_access_requested", "user"),
+    }
 
 
 async def test_decline_and_expiry_tell_the_person(mailed: tuple[Flow, SmtpRelay]) -> None:

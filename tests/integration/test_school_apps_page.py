@@ -84,7 +84,7 @@ async def test_ending_one_persons_access_is_confirmed_and_ends_only_theirs(flow:
     assert (await life.refresh(reg, tokens["refresh_token"])).status_code == 400
     assert (await life.refresh(reg, theirs["refresh_token"])).status_code == 200  # the colleague's stays
     await flow.client.app.state.authz.events.flush()  # type: ignore[attr-defined]
-    assert await flow.count("authz_events WHERE action = 'school_access_ended'") == 1
+    assert await flow.count("authz_events WHERE action = 'school_access_ended' AND kind = 'admin'") == 1
     await _recorded_as_the_owner_from_their_address(flow, "school_access_ended", owner)
 
 
@@ -131,6 +131,16 @@ async def test_blocking_ends_the_grants_and_the_consent_page_says_the_school_blo
     await flow.client.app.state.authz.events.flush()  # type: ignore[attr-defined]
     assert await flow.count("authz_events WHERE action = 'app_blocked' AND kind = 'security'") == 1
     await _recorded_as_the_owner_from_their_address(flow, "app_blocked", owner, "school_blocked")
+    # Lifting the block reopens the school to the app: a security event as the block is.
+    flow.client.cookies.clear()
+    await _sign_in_as(flow, owner)
+    listed = await flow.client.get(PAGE)
+    lifted = await flow.client.post(
+        f"{PAGE}/unblock", data={"csrf": csrf_of(listed.text), "client_id": reg["client_id"]}
+    )
+    assert lifted.status_code == 303
+    await flow.client.app.state.authz.events.flush()  # type: ignore[attr-defined]
+    assert await flow.count("authz_events WHERE action = 'app_unblocked' AND kind = 'security'") == 1
 
 
 async def test_actions_without_the_csrf_token_or_for_another_school_change_nothing(flow: Flow) -> None:

@@ -7,12 +7,13 @@ missing here; the authorization server's recorder (authz/events.py) and event st
 
 Kinds: `security` (what must be looked at to see an attack or a weakened protection:
 failures, reuse, lockouts, changes to a person's credentials and second factors, to
-clients, to a school's rules), `admin` (an administrator's decision) and `user` (what
-people and apps do). The kind here is the one an event is recorded with when caused as
-usual: whoever its actor, a security event stays one; an administrator's (actor `admin`
-or `admin-cli`) event is `admin`; a grant ended for a security reason is `security`
-(authz/events.py, `kind_of`). The webhook sends every security event and, besides, the
-ones marked so here (new connections).
+clients, to a school's rules and blocks), `admin` (an administrator's decision: the
+platform's, or a school steward's about one app) and `user` (what people and apps do).
+The kind here is the one an event is recorded with when caused as usual: whoever its
+actor, a security event stays one; an administrator's (actor `admin` or `admin-cli`)
+event is `admin`; a grant ended for a security reason is `security` (authz/events.py,
+`kind_of`). The webhook sends every security event and, besides, the ones marked so here
+(new connections).
 """
 
 from __future__ import annotations
@@ -156,15 +157,19 @@ CATALOGUE: Final[dict[str, Event]] = {
     "client_metadata_fetched": _user("a client's metadata document fetched", anonymous=True),
     "client_metadata_refused": _security("a client's metadata document unusable (`reason`)", anonymous=True),
     "unused_clients_removed": _user("housekeeping removed clients registered and never used (`count`)"),
-    # A school's stewards (its owners and admins) and their people
+    # A school's stewards (its owners and admins) and their people. A steward's change to
+    # the school's rule for everyone (the app policy, the two-step rule) or to the school's
+    # block of an app, either way, is security; a decision about one app within the rule
+    # (approving, withdrawing, declining a request, ending access) is admin, as a platform
+    # administrator's decisions about a client are.
     "app_access_requested": _user("a person asked the school's stewards to approve an app"),
-    "school_app_policy_changed": _user("a steward changed the school's app policy (`policy`, `before`)"),
-    "app_approved": _user("a steward approved an app for the school"),
-    "app_approval_withdrawn": _user("a steward withdrew an app's approval"),
-    "app_access_declined": _user("a steward declined a person's request for an app"),
-    "school_access_ended": _user("a steward ended an app's grants at the school (or one person's)"),
+    "school_app_policy_changed": _security("a steward changed the school's app policy (`policy`, `before`)"),
+    "app_approved": _admin("a steward approved an app for the school"),
+    "app_approval_withdrawn": _admin("a steward withdrew an app's approval"),
+    "app_access_declined": _admin("a steward declined a person's request for an app"),
+    "school_access_ended": _admin("a steward ended an app's grants at the school (or one person's)"),
     "app_blocked": _security("a steward blocked an app at the school (its grants there ended)"),
-    "app_unblocked": _user("a steward unblocked an app at the school"),
+    "app_unblocked": _security("a steward unblocked an app at the school"),
     "school_access_end_refused": _security("an admin's attempt to undo an owner's decision, refused"),
     "app_unblock_refused": _security("an admin's attempt to unblock an app an owner blocked, refused"),
     "two_step_required": _security("a steward changed who must sign in in two steps (`rule`, `before`)"),
