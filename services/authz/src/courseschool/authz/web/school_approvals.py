@@ -26,7 +26,7 @@ from ..endpoints.app_approvals import (
 from . import page_forms
 from .http import AccountPagesDep, client_ip
 from .pages import render, see_other
-from .school_apps import PATH, PURPOSE, _checked
+from .school_apps import PATH, PURPOSE, _checked, stewards_only
 from .scope_words import scope_lines
 from .signin import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
@@ -108,6 +108,7 @@ async def withdraw_submit(request: Request[Any, Any, Any], account: AccountPages
 ROUTER = Router(
     PATH,
     route_handlers=[policy_submit, approve_page, approve_submit, decline_page, decline_submit, withdraw_submit],
+    guards=[stewards_only],
     dependencies={"viewer": signed_in_viewer(PATH)},
     exception_handlers={SignInFirst: to_sign_in},
 )

@@ -2,25 +2,32 @@
 else); GET .../confirm: the confirmation of an action, naming the app (and the person);
 POST .../end and .../block (.../unblock): the action, bound to the session by its CSRF
 token, then 303 back to the list, which says what ended. The app is named by a form
-field, not the path: a metadata document's client id is a URL."""
+field, not the path: a metadata document's client id is a URL.
+
+Who may see these pages is declared once, on the routers (this one and
+school_approvals.py's): `stewards_only`, the school's owners and admins; a route added
+without it fails tests/unit/test_school_apps_routes_are_for_stewards.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from litestar import Request, Response, Router, get, post
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
 from ..endpoints.app_approvals import app_rules, covers
 from ..endpoints.school_apps import app_at_school, block, end_access, school_apps, steward, unblock
+from ..endpoints.signin import signed_in_user
 from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
 from .http import AccountPagesDep, client_ip
-from .interaction import form_fields
+from .interaction import form_fields, session_cookie_name
 from .pages import render, see_other
 from .scope_words import scope_lines
 from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
@@ -91,10 +98,9 @@ async def _checked(
     request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer
 ) -> tuple[User, dict[str, str]]:
     """The steward whose form this is (403 unless its CSRF token is of their session), and its fields."""
-    user = steward(viewer.user)
     fields = await form_fields(request)
     page_forms.check_form_token(account, PURPOSE, viewer.session_id, fields.get("csrf", ""))
-    return user, fields
+    return viewer.user, fields
 
 
 @post("/end", opt=PAGE)
@@ -121,10 +127,21 @@ async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesD
     return see_other(f"{PATH}?done=unblocked")
 
 
+async def stewards_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Litestar guard of the school's apps pages: the person signed in on this browser
+    looks after the school's apps (an owner or admin), else 404 (`steward`). Nobody signed
+    in: the route's `viewer` answers with the sign-in page."""
+    account: AccountPages = connection.app.state.authz.account
+    user = await signed_in_user(account, connection.cookies.get(session_cookie_name(account.settings)))
+    if user is not None:
+        steward(user)
+
+
 # Not signed in: every page and form answers with the sign-in page, which leads back to the list.
 ROUTER = Router(
     PATH,
     route_handlers=[school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit],
+    guards=[stewards_only],
     dependencies={"viewer": signed_in_viewer(PATH)},
     exception_handlers={SignInFirst: to_sign_in},
 )
