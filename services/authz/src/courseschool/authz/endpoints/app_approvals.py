@@ -30,7 +30,7 @@ from ..protocol.school_blocks import lookup_keys
 from ..protocol.school_policy import POLICIES, Policy
 from ..storage.access_requests import AccessRequest
 from ..storage.school_policy import Approval
-from .school_apps import OWNERS_DECISION, steward
+from .school_apps import OWNERS_DECISION
 
 NO_REQUEST = "There is no such pending request at your school: it may have been decided or have expired."
 NOTE_LIMIT = 500
@@ -65,7 +65,6 @@ def covers(kind: ClientKind) -> str:
 
 
 async def app_rules(c: AccountPages, user: User) -> AppRules:
-    steward(user)
     return AppRules(
         policy=await c.school_apps.policy(user.school_id),
         approvals=await c.school_apps.approvals(user.school_id),
@@ -74,8 +73,8 @@ async def app_rules(c: AccountPages, user: User) -> AppRules:
 
 
 async def set_policy(c: AccountPages, user: User, policy: str, *, ip: str) -> None:
-    """Set the school's app policy: owners only (an admin gets 403, anyone else 404)."""
-    steward(user)
+    """Set the school's app policy: owners only (an admin gets 403; anyone else never
+    passed the pages' guard)."""
     if user.role != "owner":
         raise ForbiddenError(
             detail="only an owner may set the school's app policy",
@@ -90,7 +89,6 @@ async def set_policy(c: AccountPages, user: User, policy: str, *, ip: str) -> No
 
 
 async def approval_subject(c: AccountPages, user: User, client_id: str) -> tuple[ApprovalSubject, Client]:
-    steward(user)
     client = await c.directory.get(client_id) if client_id else None
     if client is None:
         raise NotFoundError(advice="There is no such app.")
@@ -130,7 +128,6 @@ async def approve(
 ) -> int:
     """Approve the app for everyone at the school (up to `scope`; None: every area), and
     settle the pending requests it covers (`request_id`'s whatever its areas); how many."""
-    steward(user)
     subject, client = await approval_subject(c, user, client_id)
     if request_id is not None and not await c.access_requests.pending(
         user.school_id, now=c.clock.now(), request_id=request_id
@@ -180,7 +177,6 @@ async def approve(
 
 
 async def decline(c: AccountPages, user: User, request_id: str, note: str | None, *, ip: str) -> None:
-    steward(user)
     decided = await c.access_requests.decide(
         user.school_id,
         request_id=request_id,
@@ -206,7 +202,6 @@ async def decline(c: AccountPages, user: User, request_id: str, note: str | None
 async def withdraw(c: AccountPages, user: User, client_id: str, *, ip: str) -> None:
     """Withdraw the school's approval of an app: its people's grants then hold only what
     the policy allows unapproved apps, from their next use."""
-    steward(user)
     await _refuse_an_owners_approval(c, user, client_id)
     if not await c.school_apps.withdraw(user.school_id, client_id):
         raise NotFoundError(advice="This app is not approved at your school.")
@@ -214,7 +209,6 @@ async def withdraw(c: AccountPages, user: User, client_id: str, *, ip: str) -> N
 
 
 async def pending_request(c: AccountPages, user: User, request_id: str) -> AccessRequest:
-    steward(user)
     found = await c.access_requests.pending(user.school_id, now=c.clock.now(), request_id=request_id)
     if not found:
         raise NotFoundError(advice=NO_REQUEST)

@@ -6,7 +6,9 @@ block the app for the school (no one there may approve it again; its grants ther
 its consent page says the school blocked it). A block covers the software, not one
 registration (`protocol/school_blocks.py`). An owner's decisions are the owner's: an
 admin may not end an owner's access, nor lift a block an owner made. Lecturers and
-students get a 404 that says the page is for the school's owners and admins. Every
+students get a 404 that says the page is for the school's owners and admins (`steward`,
+the guard of the pages' routers, web/school_apps.stewards_only: the use cases here and
+in app_approvals.py are given a steward). Every
 action is an event naming who (and in which role) did what, from where (`app_blocked`
 a security one)."""
 
@@ -103,7 +105,6 @@ def _app(held: list[SchoolGrant]) -> SchoolApp:
 
 async def school_apps(c: AccountPages, user: User) -> tuple[list[SchoolApp], list[BlockedApp]]:
     """The apps people at the steward's school hold live access for, and the blocked ones."""
-    steward(user)
     grants = await c.school_apps.live_grants(user.school_id)
     return _by_app(grants), await c.school_apps.blocked_apps(user.school_id)
 
@@ -122,7 +123,6 @@ async def end_access(c: AccountPages, user: User, client_id: str, person: str | 
     """End one person's access to the app (`person`: their id), or everyone's at the
     school; 404 when there is none. An admin may not end an owner's access: asked to
     end everyone's, an admin ends everyone's but the owners'. How many sign-ins ended."""
-    steward(user)
     held = await c.school_apps.live_grant_ids(user.school_id, client_id, _person(person))
     if not held:
         raise NotFoundError(advice=NO_ACCESS)
@@ -152,7 +152,6 @@ async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
     registration (`keys_to_block`), and end every grant there the block covers; how many
     ended. The block is written before the grants are read, under the school's lock:
     an approval in flight either made its grant before (ended here) or sees the block."""
-    steward(user)
     client = await c.directory.get(client_id) if client_id else None
     if client is None:
         raise NotFoundError(advice="There is no such app.")
@@ -186,7 +185,6 @@ async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
 
 async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> None:
     """Lift the school's block of the app; an owner's block only by an owner."""
-    steward(user)
     roles = await c.school_apps.blocked_by(user.school_id, client_id)
     if not roles:
         raise NotFoundError(advice="This app is not blocked at your school.")
