@@ -52,8 +52,10 @@ def mail_platform(
             yield running, relay
 
 
-async def mail_to(relay: SmtpRelay, address: str, subject: str, seconds: float = 30.0) -> EmailMessage:
-    """The first message the relay took for `address` whose subject holds `subject`."""
+async def mail_to(relay: SmtpRelay, address: str, subject: str, seconds: float = 90.0) -> EmailMessage:
+    """The first message the relay took for `address` whose subject holds `subject`
+    (`seconds`: a bound, not a wait: the platform delivers at its next pass, later on a
+    loaded machine)."""
     for _ in range(int(seconds * 10)):
         for accepted in relay.accepted:
             message = accepted.message
