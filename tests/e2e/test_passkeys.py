@@ -96,6 +96,8 @@ async def test_a_passkey_signs_in_alone_then_as_the_second_step_then_is_removed(
     await page.get_by_label("Name").fill("This browser")
     await page.get_by_role("button", name="Create the passkey").click()
     await expect(page.get_by_role("status")).to_contain_text("Your passkey was added")
+    assert len(await page.locator(".recovery-codes code").all_inner_texts()) == 10  # the first factor's codes, once
+    await page.get_by_role("link", name="I have saved them: continue").click()
     await expect(page.get_by_role("list", name="Your passkeys")).to_contain_text("This browser")
     await expect(page.get_by_text("Adding a passkey needs a browser")).to_be_hidden()  # this one does
     [stored] = await credentials(cdp, authenticator_id)
@@ -156,6 +158,9 @@ async def test_passkey_pages_look(
     await page.get_by_label("Name").fill("Look laptop")
     await page.get_by_role("button", name="Create the passkey").click()
     await expect(page.get_by_role("status")).to_contain_text("Your passkey was added")
+    await look(page, "passkey-first-codes", width, lowest)
+    await page.get_by_role("link", name="I have saved them: continue").click()
+    await expect(page.get_by_role("list", name="Your passkeys")).to_contain_text("Look laptop")
     await look(page, "passkey-security", width, lowest)
     await page.get_by_role("link", name="Rename «Look laptop»").click()
     await look(page, "passkey-rename", width, lowest)

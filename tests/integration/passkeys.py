@@ -21,6 +21,7 @@ from .conftest import AppClient
 from .flow import PASSWORD, Flow, csrf_of, pkce_pair
 
 ORIGIN = "http://localhost:8000"
+FIRST_ADDED = "/oauth/security/codes?new=passkey"  # a first second factor: its recovery codes, once
 PASSKEY_FORM = re.compile(r'<form method="post" action="([^"]+)" class="passkey-form"')
 
 
@@ -76,7 +77,7 @@ async def person_with_passkey(flow: Flow, role: str = "owner") -> tuple[dict[str
     async with browser(flow) as own:
         await sign_in_with_password(own, user)
         added = await add_passkey(own, authenticator)
-        assert added.status_code == 303 and added.headers["location"] == "/oauth/security?done=passkey-added"
+        assert added.status_code == 303 and added.headers["location"] == FIRST_ADDED
     return user, authenticator
 
 

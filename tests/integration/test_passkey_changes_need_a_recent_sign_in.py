@@ -18,7 +18,7 @@ from ..support.smtp import SmtpRelay, smtp_relay
 from ..support.soft_authenticator import SoftAuthenticator
 from .flow import Flow, csrf_of
 from .mailbox import MAIL_FROM, deliver
-from .passkeys import ORIGIN, add_passkey, passkeys_of, serve_at_localhost, sign_in_with_password
+from .passkeys import FIRST_ADDED, ORIGIN, add_passkey, passkeys_of, serve_at_localhost, sign_in_with_password
 
 RECENT = 300
 
@@ -47,7 +47,7 @@ async def test_passkey_changes_ask_for_a_recent_sign_in_and_are_told(
     user = await flow.user("owner")
     await sign_in_with_password(flow, user)
     added = await add_passkey(flow, SoftAuthenticator(ORIGIN), name="Laptop")
-    assert added.headers["location"] == "/oauth/security?done=passkey-added"
+    assert added.headers["location"] == FIRST_ADDED
     [key] = await passkeys_of(flow, user)
     remove_page = await flow.client.get(f"/oauth/security/passkeys/{key['id']}/remove")
     csrf = csrf_of(remove_page.text)

@@ -1,6 +1,8 @@
 """A person's passkeys on their security page: add one (WebAuthn registration, §7.1),
-name it, list them, remove one. Each change is an event and an e-mail to the person. Signing in with one is
-`passkey_sign_in.py`'s."""
+name it, list them, remove one. Each change is an event and an e-mail to the person. A
+person's first second factor comes with recovery codes, shown once, as a first
+authenticator app's do. Signing in with one is `passkey_sign_in.py`'s; setting one up
+at a sign-in the school requires two steps of, `passkey_enrolment.py`'s."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import msgspec
 from courseschool.common.errors import InvalidRequestError, NotFoundError
 from courseschool.common.logging import audit
 
-from ..families import AccountPages
+from ..families import AccountPages, SignInPages
 from ..protocol.models import User
 from ..protocol.passkeys import (
     Refused,
@@ -22,6 +24,7 @@ from ..protocol.passkeys import (
     relying_party,
     verify_registration,
 )
+from ..protocol.second_factors import new_recovery_codes
 from ..storage.passkeys import Passkey
 from .account_changes import tell
 
@@ -34,6 +37,13 @@ NO_SUCH = "you have no such passkey"
 NOT_SAVED = (
     "The passkey was not saved: your browser or device did not finish, or the page was open too long. Try again."
 )
+
+
+class Added(msgspec.Struct, frozen=True, kw_only=True):
+    """A passkey kept; `recovery_codes`: new ones to show once, when it is the person's
+    first second factor (None otherwise: the codes they have stay)."""
+
+    recovery_codes: list[str] | None
 
 
 class PasskeysView(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,18 +94,42 @@ async def begin_registration(c: AccountPages, user: User, session_id: str) -> st
 
 async def add_passkey(
     c: AccountPages, user: User, session_id: str, name: str, credential: str, *, ip: str, agent: str | None
-) -> bool:
+) -> Added | None:
     """The browser's answer, verified against the challenge of this session (taken: it
-    works once), then kept under the name given. False: nothing was added."""
+    works once), then kept under the name given. None: nothing was added."""
     rp = here(c)
     challenge = await c.passkeys.challenges.take(REGISTER, session_id)
+    added = await register_passkey(c, user, rp, challenge, name, credential, ip=ip)
+    if added is not None:
+        await tell(c, user, "passkey_added", ip=ip, agent=agent)
+    return added
+
+
+async def register_passkey(
+    c: AccountPages | SignInPages,
+    user: User,
+    rp: RelyingParty | Unavailable,
+    challenge: bytes | None,
+    name: str,
+    credential: str,
+    *,
+    ip: str,
+) -> Added | None:
+    """A new passkey of `user` (§7.1), answering `challenge` (already taken: it works
+    once): kept under `name`, an event; and new recovery codes if it is their first second
+    factor. None: refused (an event says why), nothing changed."""
+    if not isinstance(rp, RelyingParty):
+        audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason="passkeys are not available here")
+        return None
     if challenge is None:
-        audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason="no challenge for this session")
-        return False
+        audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason="no challenge for this browser")
+        return None
     registered = verify_registration(rp, credential, challenge=challenge)
     if isinstance(registered, Refused):
         audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason=registered.reason)
-        return False
+        return None
+    first = not (await c.second_factors.factors(user.id)).any
+    now = c.clock.now()
     passkey_id = await c.passkeys.keys.add(
         user.id,
         credential_id=registered.credential_id,
@@ -104,14 +138,16 @@ async def add_passkey(
         rp_id=rp.id,
         name=clean_name(name) or DEFAULT_NAME,
         backed_up=registered.backed_up,
-        now=c.clock.now(),
+        now=now,
     )
     if passkey_id is None:
         audit("passkey_refused", actor="user", subject=user.id, ip=ip, reason="registered already")
-        return False
+        return None
     audit("second_factor_added", actor="user", subject=user.id, factor="passkey", passkey_id=passkey_id, ip=ip)
-    await tell(c, user, "passkey_added", ip=ip, agent=agent)
-    return True
+    codes = new_recovery_codes() if first else None
+    if codes is not None:
+        await c.second_factors.replace_recovery_codes(user.id, codes, now=now)
+    return Added(recovery_codes=codes)
 
 
 async def passkey_of(c: AccountPages, user: User, passkey_id: str) -> Passkey:

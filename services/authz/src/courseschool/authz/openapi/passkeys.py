@@ -89,7 +89,8 @@ def passkey_paths() -> dict[str, Any]:
                 "add_passkey",
                 "Add the passkey the browser made",
                 "Verified (WebAuthn §7.1: challenge, origin, relying party, user verification) and kept under its "
-                "name; an event (`second_factor_added`).",
+                "name; an event (`second_factor_added`). The person's first second factor comes with ten new "
+                "recovery codes, shown once on `/oauth/security/codes?new=passkey` (where the answer leads then).",
                 {"name": _NAME, "credential": _REGISTRATION},
                 _see_other("Added: the security page; or back, nothing added", "/oauth/security?done=passkey-added"),
                 responses={"400": _NOT_HERE},

@@ -90,7 +90,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         )
     codes = await recovery_codes_to_show(pages, interaction)
     if codes:  # the app the school required was set up in this sign-in: its codes, once, before consent
-        return render("recovery_codes.html", codes=codes, new_app=True, next=f"/oauth/interaction/{uid}")
+        return render("recovery_codes.html", codes=codes, new="app", next=f"/oauth/interaction/{uid}")
     session_id = request.cookies.get(session_cookie_name(pages.settings))
     view = await consent_view(pages, interaction, session_id)
     notices = await notices_for(pages, view.user.id, session_id)

@@ -1,7 +1,8 @@
 """The passkeys of the signed-in person, under their security page (/oauth/security):
 
 - GET /oauth/security/passkeys/new: adding one (a name, then the browser's dialog, run by
-  our script); POST /oauth/security/passkeys: the browser's answer, verified.
+  our script); POST /oauth/security/passkeys: the browser's answer, verified (the
+  person's first second factor: on to its recovery codes, shown once).
 - GET and POST /oauth/security/passkeys/{id}/rename: its name.
 - GET /oauth/security/passkeys/{id}/remove: the confirmation; its form POSTs there.
 
@@ -78,7 +79,12 @@ async def add_passkey_submit(
         ip=client_ip(request),
         agent=client_agent(request),
     )
-    return see_other(f"{SECURITY}?done=passkey-added" if added else f"{PATH}/new?failed=1")
+    if added is None:
+        return see_other(f"{PATH}/new?failed=1")
+    if added.recovery_codes:  # the first second factor: its recovery codes, shown once
+        await account.second_steps.keep_codes(f"session:{viewer.session_id}", added.recovery_codes)
+        return see_other(f"{SECURITY}/codes?new=passkey")
+    return see_other(f"{SECURITY}?done=passkey-added")
 
 
 @get("/{passkey_id:str}/rename", opt=PAGE)

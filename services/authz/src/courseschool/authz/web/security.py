@@ -112,7 +112,8 @@ async def codes_page(request: Request[Any, Any, Any], account: AccountPagesDep, 
     codes = await account.second_steps.take_codes(_codes_key(viewer.session_id))
     if not codes:
         return see_other(next_page)
-    return render("recovery_codes.html", codes=codes, new_app=request.query_params.get("new") == "1", next=next_page)
+    new = {"1": "app", "passkey": "passkey"}.get(request.query_params.get("new") or "")
+    return render("recovery_codes.html", codes=codes, new=new, next=next_page)
 
 
 @get("/confirm", opt=PAGE, guards=[recent_sign_in])
