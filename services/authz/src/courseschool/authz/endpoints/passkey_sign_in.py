@@ -32,6 +32,7 @@ from ..storage.interactions import Interaction
 from ..storage.passkeys import Passkey
 from ..storage.second_step import SecondStep
 from .interaction import EXPIRED, EXPIRED_ADVICE
+from .interaction_second_step import login_enrol_passkey
 from .signin import MAX_FAILURES, TOO_MANY_CODES, SignedIn, _account, _failed, _not_locked, _open_session
 
 SIGN_IN = "sign-in"  # the challenges' purposes
@@ -128,14 +129,17 @@ async def passkey_second_step(
 
 
 async def interaction_passkey(
-    c: SignInPages, interaction: Interaction, binding: str | None, credential: str, *, ip: str
+    c: SignInPages, interaction: Interaction, binding: str | None, credential: str, *, ip: str, name: str = ""
 ) -> str | None:
     """The interaction's sign-in with a passkey: in place of the password on its login
-    page, or as its second step. Signed in: the new session's id (the interaction bound to
-    the person); otherwise the page says what happened."""
+    page, or as its second step, or (named `name`) set up as the second factor the school
+    requires. Signed in: the new session's id (the interaction bound to the person);
+    otherwise the page says what happened."""
     if interaction.user_id is not None:
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     step, client_id = interaction.second_step, interaction.request.client_id
+    if step is not None and step.what == "enrol":
+        return await login_enrol_passkey(c, interaction, binding, name, credential, ip=ip)
     if step is None:
         signed_in = await passkey_sign_in(c, binding, credential, ip=ip, client_id=client_id)
     else:

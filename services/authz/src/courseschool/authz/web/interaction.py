@@ -27,6 +27,7 @@ from ..endpoints.interaction import (
     switch_user,
 )
 from ..endpoints.interaction_second_step import login_second_step, recovery_codes_to_show
+from ..endpoints.passkey_enrolment import PASSKEY_NOT_SAVED, enrolment_options
 from ..endpoints.passkey_sign_in import interaction_passkey, second_step_options, sign_in_options
 from ..endpoints.second_factors import required_enrolment
 from ..families import SignInPages
@@ -75,7 +76,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
     binding = request.cookies.get(BINDING_COOKIE) or ""
     interaction = await open_interaction(pages, uid, binding)
     if interaction.user_id is None and interaction.second_step is not None:
-        return await _second_step_page(pages, interaction, binding)
+        return await _second_step_page(request, pages, interaction, binding)
     if interaction.user_id is None:
         passkey = await sign_in_options(pages, binding)
         return render(
@@ -88,9 +89,9 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
             passkey=passkey,
             passkey_script=passkey is not None,
         )
-    codes = await recovery_codes_to_show(pages, interaction)
-    if codes:  # the app the school required was set up in this sign-in: its codes, once, before consent
-        return render("recovery_codes.html", codes=codes, new="app", next=f"/oauth/interaction/{uid}")
+    shown = await recovery_codes_to_show(pages, interaction)
+    if shown:  # the factor the school required was set up in this sign-in: its codes, once, before consent
+        return render("recovery_codes.html", codes=shown[0], new=shown[1], next=f"/oauth/interaction/{uid}")
     session_id = request.cookies.get(session_cookie_name(pages.settings))
     view = await consent_view(pages, interaction, session_id)
     notices = await notices_for(pages, view.user.id, session_id)
@@ -113,17 +114,25 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
     )
 
 
-async def _second_step_page(pages: SignInPages, interaction: Interaction, binding: str) -> Response[Any]:
-    """After the password: the code, or the authenticator app the school requires set up."""
-    uid, step = interaction.uid, interaction.second_step
+async def _second_step_page(
+    request: Request[Any, Any, Any], pages: SignInPages, interaction: Interaction, binding: str
+) -> Response[Any]:
+    """After the password: the code, or the second factor the school requires set up."""
+    uid, step, error = interaction.uid, interaction.second_step, interaction.login_error
     action = f"/oauth/interaction/{uid}/second-step"
     if step is not None and step.what == "enrol":
         view = await required_enrolment(pages, step)
+        passkey = await enrolment_options(pages, step, binding)
         return render(
             "enrol.html",
             action=action,
             csrf=interaction.csrf,
-            error=interaction.login_error,
+            error=None if error == PASSKEY_NOT_SAVED else error,
+            passkey=passkey,
+            passkey_action=f"/oauth/interaction/{uid}/passkey",
+            passkey_error=error if error == PASSKEY_NOT_SAVED else None,
+            passkey_name=client_agent(request) or "",
+            passkey_script=passkey is not None,
             qr=qr_svg(view.enrolment.uri, label="QR code to set up your authenticator app"),
             secret=view.enrolment.secret,
             required=True,
@@ -188,13 +197,15 @@ async def second_step_submit(
 
 @post("/oauth/interaction/{uid:str}/passkey", opt=PAGE)
 async def passkey_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    """A passkey in place of the password, or as the second step after it."""
+    """A passkey in place of the password, or as the second step after it (or set up there)."""
     interaction, fields = await _checked_form(uid, request, pages)
+    binding, credential = request.cookies.get(BINDING_COOKIE), fields.get("credential", "")
     session_id = await interaction_passkey(
-        pages, interaction, request.cookies.get(BINDING_COOKIE), fields.get("credential", ""), ip=client_ip(request)
+        pages, interaction, binding, credential, ip=client_ip(request), name=fields.get("name", "")
     )
     cookies = []
     if session_id is not None:
+        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 

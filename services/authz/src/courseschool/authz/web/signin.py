@@ -3,7 +3,10 @@ pages of the person's own account (the connected apps). The same sign-in as the
 interaction's login page (`endpoints.signin.sign_in`: rate limit, lockout), the
 same form; its CSRF token is bound to a cookie of this page's own, since there is no
 session yet (login CSRF: another site cannot sign the browser in to its account).
-Afterwards the browser goes only to one of our own pages (`NEXT_PAGES`)."""
+Afterwards the browser goes only to one of our own pages (`NEXT_PAGES`). After the
+password, the second step (/oauth/signin/second-step): a code or a passkey, or the second
+factor the school requires set up (an authenticator app or a passkey), its recovery codes
+shown once on the security page's /oauth/security/codes."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
 from courseschool.common.secrets import new_token
 
+from ..endpoints.passkey_enrolment import PASSKEY_NOT_SAVED, enrol_passkey, enrolment_options
 from ..endpoints.passkey_sign_in import (
     PASSKEY_NOT_RIGHT,
     PASSKEY_REFUSED,
@@ -37,6 +41,7 @@ from ..endpoints.signin import (
     sign_in,
     signed_in_user,
 )
+from ..endpoints.signin import SignedIn as Done
 from ..families import SignInPages
 from ..protocol.models import User
 from ..settings import AuthzSettings
@@ -192,7 +197,7 @@ async def _signed_in(
 
 @get(SECOND_STEP, opt=PAGE)
 async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    """After the password: the code, or the authenticator app the school requires set up."""
+    """After the password: the code, or the second factor the school requires set up."""
     next_page = _next(request.query_params.get("next"))
     binding = request.cookies.get(SIGNIN_COOKIE)
     step = await pages.second_steps.get(binding)
@@ -200,24 +205,31 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
         return see_other(signin_url(next_page))
     csrf = page_forms.form_token(pages, SECOND_PURPOSE, binding)
     action = f"{SECOND_STEP}?{urlencode({'next': next_page})}"
-    error = _STEP_ERRORS.get(request.query_params.get("failed") or "")
+    passkey_action = f"{SECOND_STEP}/passkey?{urlencode({'next': next_page})}"
+    failed = request.query_params.get("failed") or ""
     if step.what == "verify":
         passkey = await second_step_options(pages, step, binding)
         return render(
             "second_step.html",
             action=action,
             csrf=csrf,
-            error=error,
+            error=_STEP_ERRORS.get(failed),
             passkey=passkey,
-            passkey_action=f"{SECOND_STEP}/passkey?{urlencode({'next': next_page})}",
+            passkey_action=passkey_action,
             passkey_script=passkey is not None,
         )
     view = await required_enrolment(pages, step)
+    passkey = await enrolment_options(pages, step, binding)
     return render(
         "enrol.html",
         action=action,
         csrf=csrf,
-        error=error,
+        error=_STEP_ERRORS.get(failed) if failed != "passkey" else None,
+        passkey=passkey,
+        passkey_action=passkey_action,
+        passkey_error=PASSKEY_NOT_SAVED if failed == "passkey" else None,
+        passkey_name=client_agent(request) or "",
+        passkey_script=passkey is not None,
         qr=qr_svg(view.enrolment.uri, label="QR code to set up your authenticator app"),
         secret=view.enrolment.secret,
         required=True,
@@ -227,55 +239,59 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
 
 
 _STEP_ERRORS = {"code": WRONG_CODE, "enrol": WRONG_ENROLMENT_CODE, "passkey": PASSKEY_NOT_RIGHT}
+Outcome = Done | tuple[Done, list[str]] | None  # a second step's: with the codes of a factor set up
 
 
 @post(SECOND_STEP, opt=PAGE)
 async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     fields = await form_fields(request)
-    next_page = _next(request.query_params.get("next"))
-    binding = request.cookies.get(SIGNIN_COOKIE)
-    if not binding:
-        raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
-    page_forms.check_form_token(pages, SECOND_PURPOSE, binding, fields.get("csrf", ""))
+    binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
     step = await pages.second_steps.get(binding)
     if step is None:
-        return see_other(signin_url(next_page))
+        return see_other(signin_url(_next(request.query_params.get("next"))))
     code, ip = fields.get("code", ""), client_ip(request)
+    outcome: Outcome
     if step.what == "verify":
-        signed_in = await second_step(pages, step, code, ip=ip, client_id=None)
+        outcome = await second_step(pages, step, code, ip=ip, client_id=None)
     else:
-        enrolled = await enrol_second_step(pages, step, code, ip=ip, client_id=None)
-        signed_in = enrolled[0] if enrolled else None
-        if enrolled:
-            await pages.second_steps.keep_codes(f"session:{enrolled[0].session_id}", enrolled[1])
-            next_page = f"/oauth/security/codes?{urlencode({'next': next_page})}"
-    if signed_in is not None:
-        await pages.second_steps.drop(binding)
-        return await _signed_in(request, pages, signed_in.session_id, next_page)
-    if step.failures >= MAX_FAILURES:
-        await pages.second_steps.drop(binding)
-        return see_other(f"{signin_url(next_page)}&failed=codes")
-    await pages.second_steps.save(binding, step)
-    failed = "code" if step.what == "verify" else "enrol"
-    return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")
+        outcome = await enrol_second_step(pages, step, code, ip=ip, client_id=None)
+    return await _after_step(request, pages, binding, step, outcome, "code" if step.what == "verify" else "enrol")
 
 
 @post(f"{SECOND_STEP}/passkey", opt=PAGE)
 async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    """A passkey as the second step."""
+    """A passkey as the second step, or set up as the second factor the school requires."""
     fields = await form_fields(request)
-    next_page = _next(request.query_params.get("next"))
     binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
     step = await pages.second_steps.get(binding)
     if step is None:
-        return see_other(signin_url(next_page))
-    credential = fields.get("credential", "")
-    signed_in = await passkey_second_step(pages, step, binding, credential, ip=client_ip(request), client_id=None)
-    if signed_in is not None:
+        return see_other(signin_url(_next(request.query_params.get("next"))))
+    credential, ip = fields.get("credential", ""), client_ip(request)
+    outcome: Outcome
+    if step.what == "verify":
+        outcome = await passkey_second_step(pages, step, binding, credential, ip=ip, client_id=None)
+    else:
+        outcome = await enrol_passkey(pages, step, binding, fields.get("name", ""), credential, ip=ip, client_id=None)
+    return await _after_step(request, pages, binding, step, outcome, "passkey")
+
+
+async def _after_step(
+    request: Request[Any, Any, Any], pages: SignInPages, binding: str, step: SecondStep, outcome: Outcome, failed: str
+) -> Response[Any]:
+    """Signed in (by way of the recovery codes of a factor set up now), back to the
+    password past MAX_FAILURES, or the step again saying what `failed`."""
+    next_page = _next(request.query_params.get("next"))
+    if isinstance(outcome, tuple):
+        signed_in, codes = outcome
+        await pages.second_steps.keep_codes(f"session:{signed_in.session_id}", codes)
+        new = {"new": "passkey"} if failed == "passkey" else {}
+        next_page = f"/oauth/security/codes?{urlencode({'next': next_page, **new})}"
+        outcome = signed_in
+    if outcome is not None:
         await pages.second_steps.drop(binding)
-        return await _signed_in(request, pages, signed_in.session_id, next_page)
+        return await _signed_in(request, pages, outcome.session_id, next_page)
     if step.failures >= MAX_FAILURES:
         await pages.second_steps.drop(binding)
         return see_other(f"{signin_url(next_page)}&failed=codes")
     await pages.second_steps.save(binding, step)
-    return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': 'passkey'})}")
+    return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")
