@@ -3,6 +3,8 @@ protocol's WebAuthn domain (CTAP2, internal, resident keys, user verification): 
 adds a passkey on their security page, signs out, and signs in to an app with the
 passkey alone; with the passkey their second factor, the password then the passkey; the
 passkey removed, the password alone again. The pages are our own script's: no other.
+Where the school requires two-step sign-in, an owner without a second factor meets it
+with a passkey at the set-up step after the password, before consent.
 
 The platform's public origin is http://localhost:PORT: WebAuthn refuses an IP address
 as relying-party id, and http is a secure context on localhost only. The pages of
@@ -19,6 +21,7 @@ import pytest
 
 from .conftest import CallbackServer, Platform, create_person, running_platform
 from .test_pages_look import VIEWPORTS, _start, axe_source, device, look, lowest  # noqa: F401
+from .test_two_step_sign_in import new_person, new_school
 
 pytestmark = pytest.mark.browser
 
@@ -192,3 +195,84 @@ async def test_without_javascript_no_passkey_is_offered_and_the_password_works(
     await expect(page.get_by_text("Adding a passkey needs a browser that supports passkeys")).to_be_visible()
     await expect(page.get_by_role("link", name="Add a passkey")).to_be_hidden()
     await ctx.close()
+
+
+async def required_of_an_owner(
+    browser: Any, platform: Platform, database_url: str, redis_url: str, kek: str
+) -> tuple[str, str]:
+    """An owner without a second factor, of a new school that requires two steps of owners."""
+    from playwright.async_api import expect
+
+    school = new_school(database_url, redis_url, kek)
+    other_owner = new_person(database_url, redis_url, kek, school, "owner")
+    ctx = await browser.new_context()
+    page = await ctx.new_page()
+    await page.goto(f"{platform.base_url}/oauth/school/security")
+    await _sign_in(page, *other_owner)
+    await page.get_by_label("Owners and admins").check()
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("status")).to_contain_text("Saved")
+    await ctx.close()
+    return new_person(database_url, redis_url, kek, school, "owner")
+
+
+async def test_the_school_requirement_is_met_with_a_passkey_before_consent(
+    localhost: Platform, callback_server: CallbackServer, browser: Any, database_url: str, redis_url: str, kek: str
+) -> None:
+    from playwright.async_api import expect
+
+    email, password = await required_of_an_owner(browser, localhost, database_url, redis_url, kek)
+    ctx = await browser.new_context()
+    page = await ctx.new_page()
+    cdp, authenticator_id = await with_authenticator(page)
+    await _start(localhost, callback_server, page, name="Required passkey CLI")
+    await _sign_in(page, email, password)
+    await expect(page.get_by_role("heading", name="Set up two-step sign-in")).to_be_visible()
+    await expect(page.locator(".notice")).to_contain_text("then a passkey or a code from an app")
+    assert await page.get_by_role("button", name="Allow").count() == 0
+    await expect(page.get_by_label("Setup key")).to_be_visible()  # the app stays offered
+    await page.get_by_label("Name").fill("Owner's laptop")
+    await page.get_by_role("button", name="Create a passkey").click()
+    await expect(page.get_by_role("heading", name="Your recovery codes")).to_be_visible()
+    await expect(page.get_by_role("status")).to_contain_text("Your passkey was added")
+    assert len(await page.locator(".recovery-codes code").all_inner_texts()) == 10
+    assert len(await credentials(cdp, authenticator_id)) == 1
+    await page.get_by_role("link", name="I have saved them: continue").click()
+    assert "code" in await approve_and_get_code(page, callback_server)
+
+    await sign_out(page, localhost)
+    await _start(localhost, callback_server, page, name="Required passkey CLI again")
+    await _sign_in(page, email, password)  # now the passkey is the second step
+    await expect(page.get_by_role("heading", name="Two-step sign-in")).to_be_visible()
+    await page.get_by_role("button", name="Use your passkey").click()
+    assert "code" in await approve_and_get_code(page, callback_server)
+    await page.goto(f"{localhost.base_url}/oauth/security")
+    await expect(page.get_by_text("10 of 10 left")).to_be_visible()
+    await ctx.close()
+
+
+async def test_the_required_set_up_with_a_passkey_looks(
+    localhost: Platform,
+    callback_server: CallbackServer,
+    browser: Any,
+    device: tuple[str, Any],  # noqa: F811 (the fixture of test_pages_look)
+    lowest: dict,  # noqa: F811
+    database_url: str,
+    redis_url: str,
+    kek: str,
+) -> None:
+    """Axe-core, contrast, focus and screenshots of the set-up step offering a passkey, and
+    of the recovery codes after it, in both themes."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    email, password = await required_of_an_owner(browser, localhost, database_url, redis_url, kek)
+    page = await ctx.new_page()
+    await with_authenticator(page)
+    await _start(localhost, callback_server, page, name="Required passkey look CLI")
+    await _sign_in(page, email, password)
+    await expect(page.get_by_role("button", name="Create a passkey")).to_be_visible()
+    await look(page, "enrol-required-passkey", width, lowest)
+    await page.get_by_role("button", name="Create a passkey").click()
+    await expect(page.get_by_role("heading", name="Your recovery codes")).to_be_visible()
+    await look(page, "enrol-required-passkey-codes", width, lowest)

@@ -54,6 +54,7 @@ async def test_a_passkey_meets_the_requirement_before_consent(here: Flow) -> Non
     admin, interaction = await _at_enrolment(here)
     page = (await here.client.get(interaction)).text
     assert "Set up two-step sign-in" in page and "a passkey or" in page and "/consent" not in page
+    assert '<section aria-labelledby="with-passkey" data-passkey-only hidden>' in page  # shown by the script
     assert '<code class="secret"' in page  # the app stays offered
     action, csrf, options = passkey_form(page)
     assert action == f"{interaction}/passkey"

@@ -72,6 +72,19 @@ def _change(action: str, summary: str, heading: str, done: str, fields: dict[str
     }
 
 
+_SECOND_STEP = (
+    "One of the person's own passkeys, answering the second step page's challenge (once). Counted as "
+    "a code is: the lockout, and five failures ask for the password again. Where the school requires "
+    "two steps of a person with no second factor, the page's passkey form makes a new passkey instead "
+    "(`credential` a registration, named `name`): it completes the sign-in, and its ten recovery codes "
+    "are shown once on `/oauth/security/codes`; a refused one counts as a wrong code."
+)
+_SECOND_STEP_DONE = (
+    "Signed in: on to `next` (by way of the recovery codes of a passkey set up now); or back to the page, "
+    "which says it failed"
+)
+
+
 def passkey_paths() -> dict[str, Any]:
     return {
         "/oauth/security/passkeys/new": {
@@ -119,11 +132,10 @@ def passkey_paths() -> dict[str, Any]:
         "/oauth/signin/second-step/passkey": {
             "post": _post(
                 "sign_in_second_step_passkey",
-                "Use a passkey as the second step",
-                "One of the person's own passkeys, answering the second step page's challenge (once). Counted as "
-                "a code is: the lockout, and five failures ask for the password again.",
-                {"credential": _ASSERTION},
-                _see_other("Signed in: on to `next`; or back to the page, which says it failed", "/oauth/apps"),
+                "Use a passkey as the second step, or set one up there",
+                _SECOND_STEP,
+                {"name": _NAME, "credential": _ASSERTION},
+                _see_other(_SECOND_STEP_DONE, "/oauth/apps"),
                 parameters=[_NEXT],
                 responses=_ERRORS,
             )
