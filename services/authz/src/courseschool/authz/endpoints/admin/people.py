@@ -7,16 +7,14 @@ import time
 from typing import Any
 
 from courseschool.common.errors import ConflictError, InvalidRequestError, fit_description
-from courseschool.common.scopes import ROLES, parse_scope, writes_lost
+from courseschool.common.scopes import parse_scope, writes_lost
 from courseschool.common.secrets import new_token
 
-from ...passwords import NO_PASSWORD
-from ...storage.mail_outbox import INVITATION
+from ..invitations import check_person, check_role, invite
 from ..password_reset import check_password_rule, end_sessions_and_grants
 from .base import AdminBase, unknown
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 class PeopleAdmin(AdminBase):
@@ -49,9 +47,8 @@ class PeopleAdmin(AdminBase):
         found = await self.c.admin_store.school(school)
         if found is None:
             raise unknown("school", school)
-        _check_role(role)
-        if not _EMAIL.match(email) or len(email) > 320 or not 0 < len(name) <= 200:
-            raise InvalidRequestError("a valid email and a name of 1 to 200 characters are needed")
+        check_role(role)
+        check_person(email, name)
         if await self.c.admin_store.user(email):
             raise ConflictError(
                 f"a user with the email {fit_description(email)} exists", detail=f"email as given: {email}"
@@ -71,44 +68,22 @@ class PeopleAdmin(AdminBase):
         return {**out, "password": secret} if password is None else out
 
     async def invite_user(self, *, school: str, email: str, name: str, role: str) -> dict[str, Any]:
-        """A new person without a password, e-mailed a single-use link (valid
-        INVITATION_TTL) where they choose one and are signed in. A person invited before
-        who has not chosen a password yet is sent a new link (the earlier one stops working)."""
+        """endpoints/invitations.invite, to any school as any role."""
         found = await self.c.admin_store.school(school)
         if found is None:
             raise unknown("school", school)
-        existing = await self.c.admin_store.user(email)
-        if existing is not None and not await self.c.users.awaiting_password(existing["id"]):
-            raise ConflictError(
-                f"a user with the email {fit_description(email)} exists and has a password",
-                detail=f"email as given: {email}",
-            )
-        user_id = existing["id"] if existing else await self._new_invitee(found, email=email, name=name, role=role)
-        now = self.c.clock.now()
-        await self.c.links.issue(INVITATION, user_id=user_id, now=now, ttl=self.c.settings.invitation_ttl)
-        until = now + self.c.settings.invitation_ttl
-        await self._audit("user_invited", subject=user_id, role=role, school=found["slug"], again=existing is not None)
-        return {**await self.user(user_id), "invited_until": _iso(until), "invitation": "queued for e-mail"}
-
-    async def _new_invitee(self, school: dict[str, Any], *, email: str, name: str, role: str) -> str:
-        _check_role(role)
-        if not _EMAIL.match(email) or len(email) > 320 or not 0 < len(name) <= 200:
-            raise InvalidRequestError("a valid email and a name of 1 to 200 characters are needed")
-        user = await self.c.users.create(
-            school_id=school["id"],
-            email=email,
-            name=name,
-            preferred_username=email.split("@")[0],
-            role=role,
-            password_hash=NO_PASSWORD,
+        invited = await invite(self.c, found, email=email, name=name, role=role)
+        await self._audit(
+            "user_invited", subject=invited.user_id, role=invited.role, school=found["slug"], again=invited.again
         )
-        return user.id
+        out = await self.user(invited.user_id)
+        return {**out, "invited_until": _iso(invited.until), "invitation": "queued for e-mail"}
 
     async def set_role(self, ref: str, role: str) -> dict[str, Any]:
         """The new role caps every grant from the next use on (a refresh narrows the
         scope to it); grants holding a write scope the new role does not allow end now,
         and the resource servers hear of it at once."""
-        _check_role(role)
+        check_role(role)
         user = await self.user(ref)
         await self.c.admin_store.set_role(user["id"], role)
         lost = writes_lost(user["role"], role)
@@ -164,11 +139,6 @@ class PeopleAdmin(AdminBase):
             mailed=told,
         )
         return {"id": user["id"], "email": user["email"], "removed": removed, "sessions_ended": True}
-
-
-def _check_role(role: str) -> None:
-    if role not in ROLES:
-        raise InvalidRequestError(f"role must be one of {', '.join(ROLES)}")
 
 
 def _check_password(password: str) -> None:
