@@ -56,6 +56,7 @@ PAGE_PATHS = (
     "/oauth/security/remove-totp",
     "/oauth/security/renew-codes",
     "/oauth/school/security",
+    "/oauth/school/people",
     "/oauth/security/passkeys/new",
     "/oauth/security/passkeys",
     "/oauth/security/passkeys/{passkey_id}/rename",

@@ -21,6 +21,7 @@ RATE_NAMES = (
     "rate_client_configuration_per_client",
     "rate_password_reset_per_ip",
     "rate_password_reset_per_account",
+    "rate_invitations_per_owner",
 )
 
 
@@ -68,6 +69,8 @@ class AccountSettings(BaseSettings, kw_only=True, frozen=True):
     # (beyond it the page answers the same and nothing is sent).
     rate_password_reset_per_ip: str = "10/900"
     rate_password_reset_per_account: str = "3/900"
+    # Invitations an owner sends from the school's people page (the admin CLI: no limit).
+    rate_invitations_per_owner: str = "30/3600"
 
 
 class AuthzSettings(AccountSettings, kw_only=True, frozen=True):

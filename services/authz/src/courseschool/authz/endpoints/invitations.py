@@ -4,8 +4,10 @@ in (endpoints/account_links.py). Someone invited before who has not chosen a pas
 yet is sent a new link (the earlier one stops working).
 
 The one use case behind `admin users invite` (the internal admin API and the admin CLI,
-endpoints/admin/people.py, any school and any role). The caller records the event
-`user_invited` as its actor."""
+endpoints/admin/people.py, any school and any role) and the school's people page
+(web/school_people.py: an owner invites to their own school an admin, a lecturer or a
+student; only the platform's administrators make owners). Each caller records the
+event `user_invited` as its actor."""
 
 from __future__ import annotations
 
@@ -16,14 +18,18 @@ import msgspec
 
 from courseschool.common.clock import Clock
 from courseschool.common.errors import ConflictError, InvalidRequestError, fit_description
+from courseschool.common.logging import audit
 from courseschool.common.scopes import ROLES
 
+from ..families import AccountPages
 from ..passwords import NO_PASSWORD
+from ..protocol.models import User
 from ..settings import AuthzSettings
-from ..storage.account_links import PgAccountLinkStore
+from ..storage.account_links import Pending, PgAccountLinkStore
 from ..storage.admin import PgAdminStore
 from ..storage.mail_outbox import INVITATION
 from ..storage.users import PgUserStore
+from .second_factors import school_owner
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -91,3 +97,55 @@ async def invite(c: Inviting, school: dict[str, Any], *, email: str, name: str, 
     now = c.clock.now()
     await c.links.issue(INVITATION, user_id=user_id, now=now, ttl=c.settings.invitation_ttl)
     return Invited(user_id=user_id, role=role_now, until=now + c.settings.invitation_ttl, again=existing is not None)
+
+
+OWNER_INVITES = ("admin", "lecturer", "student")  # only the platform's administrators make owners
+NOT_AN_OWNER_ROLE = "an owner may invite an admin, a lecturer or a student"
+
+
+async def invite_to_own_school(
+    c: AccountPages, owner: User, *, email: str, name: str, role: str, ip: str
+) -> Invited | None:
+    """An owner's invitation to their own school (404 for anyone else; 429 past
+    RATE_INVITATIONS_PER_OWNER). An address of one of the school's people who has a
+    password: ConflictError, saying so (an owner sees their school's people). An address
+    of another school's person: None, nothing sent nor created, and the page answers as
+    for an invitation (it tells nobody whether an address has an account elsewhere)."""
+    school_owner(owner)
+    email, name = email.strip(), " ".join(name.split())
+    if role not in OWNER_INVITES:
+        raise InvalidRequestError(
+            NOT_AN_OWNER_ROLE,
+            advice="Choose admin, lecturer or student: only the platform's administrators make owners.",
+        )
+    check_person(email, name)
+    await c.limits.count("rate_invitations_per_owner", owner.id)
+    school = await c.admin_store.school(owner.school_id)
+    assert school is not None
+    existing = await c.admin_store.user(email)
+    if existing is not None and existing["school"] != school["slug"]:
+        audit("user_invite_refused", actor="user", subject=owner.id, invitee=existing["id"], reason="elsewhere", ip=ip)
+        return None
+    try:
+        invited = await invite(c, school, email=email, name=name, role=role)
+    except ConflictError as err:
+        raise ConflictError(
+            f"{fit_description(email)} is already one of the school's people", detail=err.detail
+        ) from None
+    audit(
+        "user_invited",
+        actor="user",
+        subject=owner.id,
+        invitee=invited.user_id,
+        role=invited.role,
+        school=school["slug"],
+        again=invited.again,
+        ip=ip,
+    )
+    return invited
+
+
+async def pending_invitations(c: AccountPages, owner: User) -> list[Pending]:
+    """The owner's school's invitations not taken up yet (404 for anyone but an owner)."""
+    school_owner(owner)
+    return await c.links.pending_invitations(owner.school_id, now=c.clock.now())

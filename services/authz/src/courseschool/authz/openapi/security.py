@@ -25,6 +25,12 @@ _RULE = {
     "change the school's data, everyone.",
     "examples": ["staff"],
 }
+_ROLE = {
+    "type": "string",
+    "enum": ["admin", "lecturer", "student"],
+    "description": "The invited person's role at the school.",
+    "examples": ["lecturer"],
+}
 _NEXT = {
     "name": "next",
     "in": "query",
@@ -193,4 +199,53 @@ def security_paths() -> dict[str, Any]:
                 },
             ),
         },
+        "/oauth/school/people": _school_people(),
+    }
+
+
+def _school_people() -> dict[str, Any]:
+    """An owner's invitations (endpoints/invitations.py: the use case of `admin users invite` too)."""
+    not_owner = _error_page("Not an owner of a school: an HTML page", "There is no such page.")
+    confirm = _see_other(
+        "Not signed in: to the sign-in page; no recent sign-in: to the confirmation, then back here",
+        "/oauth/account/confirm?next=%2Foauth%2Fschool%2Fpeople",
+    )
+    return {
+        "get": _get(
+            "school_people_page",
+            "Invite people to the school",
+            "For a school's owners (anyone else: 404), after a recent sign-in: the invitation form and the "
+            "invitations not taken up yet (who, as what, sent, valid until).",
+            _page("The school's people page", "Invite people to Demo Course School"),
+            see_other=confirm,
+            responses={"404": not_owner},
+        ),
+        "post": _post(
+            "invite_to_school",
+            "Invite a person",
+            "A new person of the owner's school, e-mailed a single-use link valid `INVITATION_TTL` where they choose "
+            "their password (someone invited who has not: a new link). As admin, lecturer or student: only the "
+            "admin CLI makes owners. An event (`user_invited`). An address of another school's person gets the "
+            "same answer, and nothing is created or sent.",
+            {
+                "email": {
+                    "type": "string",
+                    "format": "email",
+                    "description": "Their e-mail address (where the link goes).",
+                    "examples": ["ada@example.com"],
+                },
+                "name": {"type": "string", "description": "Their name.", "examples": ["Ada Lovelace"]},
+                "role": _ROLE,
+            },
+            _see_other("Invited: back to the page, which says so", "/oauth/school/people?done=invited"),
+            responses={
+                "400": _error_page("Not a role an owner gives, or no valid address or name", "Choose admin, …"),
+                "404": not_owner,
+                "409": _error_page("One of the school's people has this address", "… is already one of the …"),
+                "429": {
+                    **_error_page("Past RATE_INVITATIONS_PER_OWNER: an HTML page", "Wait about 60 seconds."),
+                    "headers": error_responses(429)["429"]["headers"],
+                },
+            },
+        ),
     }

@@ -60,6 +60,15 @@ UPDATE authz_account_links SET used_at = to_timestamp($2)
 WHERE token_hash = $1 AND user_id = $3::uuid AND used_at IS NULL AND expires_at > to_timestamp($2)
 RETURNING purpose
 """
+# A school's invitations still usable (a superseded link expired when the next was issued).
+_PENDING = """
+SELECT u.id::text AS user_id, u.email, u.name, u.role, extract(epoch FROM l.created_at)::bigint AS sent_at,
+       extract(epoch FROM l.expires_at)::bigint AS expires_at
+FROM authz_account_links l JOIN authz_users u ON u.id = l.user_id
+WHERE u.school_id = $1::uuid AND l.purpose = 'invitation' AND l.used_at IS NULL
+  AND l.expires_at > to_timestamp($2) AND u.disabled_at IS NULL
+ORDER BY l.created_at DESC, u.email LIMIT $3
+"""
 _SET_PASSWORD = "UPDATE authz_users SET password_hash = $2 WHERE id = $1::uuid AND disabled_at IS NULL"
 # The message of a link now spent, if it still waits: never sent.
 _DROP_UNSENT = """
@@ -79,6 +88,17 @@ class Link(msgspec.Struct, frozen=True, kw_only=True):
 
     def usable(self, now: int) -> bool:
         return not self.used and not self.disabled and now < self.expires_at
+
+
+class Pending(msgspec.Struct, frozen=True, kw_only=True):
+    """An invitation not taken up yet, as the school's people page lists it."""
+
+    user_id: str
+    email: str
+    name: str
+    role: str
+    sent_at: int
+    expires_at: int
 
 
 def seal_aad(kind: str) -> str:
@@ -109,6 +129,11 @@ class PgAccountLinkStore:
             return None
         row = await self._pool.fetchrow(_PEEK, digest(token))
         return Link(**dict(row)) if row else None
+
+    async def pending_invitations(self, school_id: str, *, now: int, limit: int = 100) -> list[Pending]:
+        """The school's invitations still usable at `now`, the newest first."""
+        rows = await self._pool.fetch(_PENDING, school_id, now, limit)
+        return [Pending(**dict(r)) for r in rows]
 
     async def spend(self, token: str, *, user_id: str, password_hash: str, now: int) -> str | None:
         """Use the link once and set the person's new password, in one transaction; its
