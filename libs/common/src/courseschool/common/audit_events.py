@@ -109,6 +109,7 @@ AuditEvent = Literal[
     "user_disabled",
     "user_enabled",
     "user_invited",
+    "user_invite_refused",
     "user_role_set",
 ]
 
@@ -177,6 +178,7 @@ CATALOGUE: Final[dict[str, Event]] = {
     "school_created": _admin("a school created"),
     "user_created": _admin("an account created (`role`, `school`)"),
     "user_invited": _admin("a person invited by e-mail (`role`, `school`, `again`)"),
+    "user_invite_refused": _admin("an owner's invitation of an address in use at another school: nothing sent"),
     "user_role_set": _admin("a person's role changed (`role`, `previous_role`; their grants ended)"),
     "user_disabled": _admin("an account disabled (its grants ended)"),
     "user_enabled": _admin("an account enabled again"),
