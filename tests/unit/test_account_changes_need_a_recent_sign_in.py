@@ -1,4 +1,5 @@
-"""Every change to a person's account (a POST under /oauth/account or /oauth/security,
+"""Every change to a person's account or a school's rules (a POST under /oauth/account, /oauth/security
+or /oauth/school,
 and the set-up page of an authenticator app, which makes its secret) carries the one
 recent-sign-in guard (web/recent_sign_in.py). The guard is declared on each route: this
 walk of the app's routes fails for a change route added without it (passkeys, say).
@@ -10,7 +11,7 @@ from courseschool.authz.web.recent_sign_in import recent_sign_in
 
 from .test_internal_routes_are_guarded import _app, walk
 
-PREFIXES = ("/oauth/account", "/oauth/security")
+PREFIXES = ("/oauth/account", "/oauth/security", "/oauth/school")
 EXEMPT = {("POST", "/oauth/account/confirm")}
 GUARDED_PAGES = {("GET", "/oauth/security/totp"), ("GET", "/oauth/security/confirm")}
 

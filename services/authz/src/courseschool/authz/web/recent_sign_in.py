@@ -25,7 +25,7 @@ from .pages import see_other
 CONFIRM_PATH = "/oauth/account/confirm"
 # The pages a confirmation may lead back to (with their query): the account's own, and
 # the school's people page (an owner's invitations).
-BACK_PREFIXES = ("/oauth/account", "/oauth/security", "/oauth/school/people")
+BACK_PREFIXES = ("/oauth/account", "/oauth/security", "/oauth/school/")
 
 
 class ConfirmFirst(Exception):

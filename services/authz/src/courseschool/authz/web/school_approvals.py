@@ -26,12 +26,13 @@ from ..endpoints.app_approvals import (
 from . import page_forms
 from .http import AccountPagesDep, client_ip
 from .pages import render, see_other
-from .school_apps import PATH, PURPOSE, _checked, stewards_only
+from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
+from .school_apps import DECISION, PATH, PURPOSE, _checked, stewards_only
 from .scope_words import scope_lines
 from .signin import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
 
-@post("/policy", opt=PAGE)
+@post("/policy", opt=DECISION, guards=[recent_sign_in])
 async def policy_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await set_policy(account, user, fields.get("policy", ""), ip=client_ip(request))
@@ -61,7 +62,7 @@ async def approve_page(request: Request[Any, Any, Any], account: AccountPagesDep
     )
 
 
-@post("/approve", opt=PAGE)
+@post("/approve", opt=DECISION, guards=[recent_sign_in])
 async def approve_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     form = await request.form()
@@ -91,14 +92,14 @@ async def decline_page(request: Request[Any, Any, Any], account: AccountPagesDep
     )
 
 
-@post("/decline", opt=PAGE)
+@post("/decline", opt=DECISION, guards=[recent_sign_in])
 async def decline_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await decline(account, user, fields.get("request", ""), fields.get("note"), ip=client_ip(request))
     return see_other(f"{PATH}?done=declined")
 
 
-@post("/withdraw", opt=PAGE)
+@post("/withdraw", opt=DECISION, guards=[recent_sign_in])
 async def withdraw_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await withdraw(account, user, fields.get("client_id", ""), ip=client_ip(request))
@@ -110,5 +111,5 @@ ROUTER = Router(
     route_handlers=[policy_submit, approve_page, approve_submit, decline_page, decline_submit, withdraw_submit],
     guards=[stewards_only],
     dependencies={"viewer": signed_in_viewer(PATH)},
-    exception_handlers={SignInFirst: to_sign_in},
+    exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},
 )

@@ -29,10 +29,14 @@ from .activity_words import activity_view
 from .http import AccountPagesDep, client_ip
 from .interaction import form_fields, session_cookie_name
 from .pages import render, see_other
+from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
 from .scope_words import scope_lines
 from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/school/apps"
+# A steward's decision for the whole school needs a recent sign-in (web/recent_sign_in.py);
+# without one, the confirmation leads back to the school's apps page.
+DECISION = {**PAGE, "back": PATH}
 PURPOSE = "school-apps"  # the forms' CSRF purpose
 ACTIONS = ("end-person", "end-all", "block")
 DONE = ("ended", "ended-all", "blocked", "unblocked", "policy", "approved", "declined", "withdrawn")
@@ -103,7 +107,7 @@ async def _checked(
     return viewer.user, fields
 
 
-@post("/end", opt=PAGE)
+@post("/end", opt=DECISION, guards=[recent_sign_in])
 async def end_access_submit(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
@@ -113,14 +117,14 @@ async def end_access_submit(
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
-@post("/block", opt=PAGE)
+@post("/block", opt=DECISION, guards=[recent_sign_in])
 async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await block(account, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=blocked")
 
 
-@post("/unblock", opt=PAGE)
+@post("/unblock", opt=DECISION, guards=[recent_sign_in])
 async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     user, fields = await _checked(request, account, viewer)
     await unblock(account, user, fields.get("client_id", ""), ip=client_ip(request))
@@ -143,5 +147,5 @@ ROUTER = Router(
     route_handlers=[school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit],
     guards=[stewards_only],
     dependencies={"viewer": signed_in_viewer(PATH)},
-    exception_handlers={SignInFirst: to_sign_in},
+    exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},
 )

@@ -182,7 +182,7 @@ async def school_security_page(
     )
 
 
-@post("/", opt=PAGE)
+@post("/", opt={**PAGE, "back": SCHOOL_PATH}, guards=[recent_sign_in])
 async def school_security_submit(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
@@ -195,5 +195,5 @@ SCHOOL_ROUTER = Router(
     SCHOOL_PATH,
     route_handlers=[school_security_page, school_security_submit],
     dependencies={"viewer": signed_in_viewer(SCHOOL_PATH)},
-    exception_handlers={SignInFirst: to_sign_in},
+    exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},
 )
