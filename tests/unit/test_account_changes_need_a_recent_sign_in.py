@@ -1,6 +1,5 @@
-"""Every change to a person's account or a school's rules (a POST under /oauth/account, /oauth/security
-or /oauth/school,
-and the set-up page of an authenticator app, which makes its secret) carries the one
+"""Every change to a person's account or a school's rules (a POST under /oauth/account,
+/oauth/security or /oauth/school, and the set-up page of an authenticator app, which makes its secret) carries the one
 recent-sign-in guard (web/recent_sign_in.py). The guard is declared on each route: this
 walk of the app's routes fails for a change route added without it (passkeys, say).
 The confirmation page itself, where the password is entered again, is the one exception."""
