@@ -21,6 +21,7 @@ from ..protocol.models import Client, User
 from ..protocol.school_blocks import lookup_keys
 from ..protocol.school_policy import NOT_APPROVED, PENDING, Policy, school_allows
 from ..storage.interactions import Interaction
+from .interaction_session import sign_in_lives
 
 REASON_LIMIT = 500
 
@@ -68,9 +69,9 @@ async def ask(c: SignInPages, interaction: Interaction, reason: str, *, ip: str)
     the policy withholds (within their role); False when they asked already."""
     client = await c.directory.get(interaction.request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
-    if client is None or client.disabled or user is None or user.disabled:
+    if client is None or client.disabled or user is None or user.disabled or not await sign_in_lives(c, interaction):
         raise InvalidRequestError(
-            "the client or the user is no longer valid", advice="Go back to the app and start again."
+            "the client, the user or the sign-in is no longer valid", advice="Go back to the app and start again."
         )
     if await c.school_apps.blocked(user.school_id, lookup_keys(client)) is not None:
         raise ForbiddenError(

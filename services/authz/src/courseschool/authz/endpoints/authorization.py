@@ -63,12 +63,10 @@ async def start_authorization(
             else LoginRequiredError("the user is not signed in")
         )
         raise AuthorizationError(err, request.redirect_uri, request.state)
-    signed_in = session if usable else None
-    return await c.interactions.create(
-        request,
-        user_id=signed_in.user_id if signed_in else None,
-        auth_time=signed_in.auth_time if signed_in else None,
+    signed_in = (
+        (session.user_id, session.auth_time, session_id) if session is not None and usable and session_id else None
     )
+    return await c.interactions.create(request, signed_in=signed_in)
 
 
 async def _remembered(

@@ -29,6 +29,7 @@ from ..storage.school_apps import BlockedAtSchool
 from ..storage.second_step import SecondStep
 from .access_requests import SchoolView, school_view
 from .authorization import issue_code
+from .interaction_session import forget_ended_sign_in, sign_in_lives
 from .signin import (
     LOGIN_FAILED,
     SignedIn,
@@ -85,6 +86,7 @@ async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Int
     interaction = await c.interactions.get(uid)
     if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
+    await forget_ended_sign_in(c, interaction)  # its sign-in ended: back to the sign-in form
     return interaction
 
 
@@ -124,8 +126,7 @@ async def login(c: SignInPages, interaction: Interaction, email: str, password: 
     elif isinstance(outcome, SecondStep):
         interaction.second_step, interaction.login_error = outcome, None
     else:
-        interaction.user_id, interaction.auth_time = outcome.user_id, outcome.auth_time
-        interaction.login_error = None
+        interaction.bind(user_id=outcome.user_id, auth_time=outcome.auth_time, session_id=outcome.session_id)
     await c.interactions.save(interaction)
     return outcome.session_id if isinstance(outcome, SignedIn) else None
 
@@ -136,7 +137,7 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
     computers or browsers is theirs, so this page asks for all it grants."""
     client = await c.directory.get(interaction.request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
-    if client is None or user is None:
+    if client is None or user is None or not await sign_in_lives(c, interaction):
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     now = offer(interaction.request.scope, role=user.role, client=client)
     block = await c.school_apps.blocked(user.school_id, lookup_keys(client))
@@ -205,11 +206,11 @@ async def decide(
     request = interaction.request
     client = await c.directory.get(request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
-    if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None:
+    live = await sign_in_lives(c, interaction)  # the sign-in it was made in: not ended since
+    if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None or not live:
         raise InvalidRequestError(
             "the client, the user or the sign-in is no longer valid",
-            advice="This sign-in can no longer be completed (the app or your account was changed meanwhile). "
-            "Go back to the app and start again.",
+            advice="The app, your account or your sign-in changed meanwhile. Go back to the app and start again.",
         )
     issuer = c.settings.issuer
     refused = await _refused_by_school(c, user, client, request, ip=ip)
@@ -284,6 +285,5 @@ async def switch_user(c: SignInPages, interaction: Interaction, session_id: str 
         await c.sessions.end(session_id)
     if interaction.user_id is not None:
         audit("logout", actor="user", subject=interaction.user_id, client_id=interaction.request.client_id)
-    interaction.user_id, interaction.auth_time, interaction.login_error = None, None, None
-    interaction.second_step = None
+    interaction.unbind()
     await c.interactions.save(interaction)

@@ -62,8 +62,7 @@ async def _settle(
         await c.second_steps.keep_codes(f"interaction:{interaction.uid}", outcome[1])
         outcome = outcome[0]
     if outcome is not None:
-        interaction.second_step, interaction.login_error = None, None
-        interaction.user_id, interaction.auth_time = outcome.user_id, outcome.auth_time
+        interaction.bind(user_id=outcome.user_id, auth_time=outcome.auth_time, session_id=outcome.session_id)
     elif step.failures >= MAX_FAILURES:
         interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
     else:

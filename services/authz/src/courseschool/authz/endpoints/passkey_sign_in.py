@@ -145,8 +145,7 @@ async def interaction_passkey(
     else:
         signed_in = await passkey_second_step(c, step, binding, credential, ip=ip, client_id=client_id)
     if signed_in is not None:
-        interaction.second_step, interaction.login_error = None, None
-        interaction.user_id, interaction.auth_time = signed_in.user_id, signed_in.auth_time
+        interaction.bind(user_id=signed_in.user_id, auth_time=signed_in.auth_time, session_id=signed_in.session_id)
     elif step is not None and step.failures >= MAX_FAILURES:
         interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
     else:

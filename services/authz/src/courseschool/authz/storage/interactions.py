@@ -28,6 +28,17 @@ class Interaction(msgspec.Struct, kw_only=True):
     login_email: str | None = None  # what was typed at a failed sign-in, shown again
     shown: list[str] | None = None  # the scopes the consent page last offered: the most an approval grants
     second_step: SecondStep | None = None  # the password was right; a code (or an app set up) is awaited
+    session_hash: bytes | None = None  # digest of the login session that signed it in: it must stay live
+
+    def bind(self, *, user_id: str, auth_time: int, session_id: str) -> None:
+        """Signed in: the person, and the login session whose life the interaction's is."""
+        self.user_id, self.auth_time, self.session_hash = user_id, auth_time, digest(session_id)
+        self.second_step, self.login_error = None, None
+
+    def unbind(self) -> None:
+        """Back to the sign-in form: nobody signed in, nothing shown yet."""
+        self.user_id, self.auth_time, self.session_hash = None, None, None
+        self.second_step, self.login_error, self.shown = None, None, None
 
 
 class Handoff(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,18 +59,20 @@ class RedisInteractionStore:
         self._ttl = ttl
 
     async def create(
-        self, request: AuthorizationRequest, *, user_id: str | None, auth_time: int | None
+        self, request: AuthorizationRequest, *, signed_in: tuple[str, int, str] | None
     ) -> tuple[Interaction, str]:
-        """Store a new interaction; return it and the browser-binding value for the cookie."""
+        """Store a new interaction; return it and the browser-binding value for the cookie.
+        `signed_in`: the browser's live sign-in (user id, auth time, session id), if any."""
         binding = new_token()
         interaction = Interaction(
             uid=new_token(18),
             request=request,
             csrf=new_token(),
             browser_hash=digest(binding),
-            user_id=user_id,
-            auth_time=auth_time,
         )
+        if signed_in is not None:
+            user_id, auth_time, session_id = signed_in
+            interaction.bind(user_id=user_id, auth_time=auth_time, session_id=session_id)
         await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl)
         return interaction, binding
 
@@ -70,7 +83,8 @@ class RedisInteractionStore:
         return msgspec.msgpack.decode(raw, type=Interaction) if raw else None
 
     async def save(self, interaction: Interaction) -> None:
-        await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), ex=self._ttl, xx=True)
+        """Keep its changes, not its time: an interaction's lifetime is fixed when it is made."""
+        await self._redis.set(_PREFIX + interaction.uid, msgspec.msgpack.encode(interaction), keepttl=True, xx=True)
 
     async def hand_off(self, uid: str, handoff: Handoff, ttl: int = 120) -> None:
         await self._redis.set(_HANDOFF + uid, msgspec.msgpack.encode(handoff), ex=ttl)

@@ -26,6 +26,11 @@ FROM authz_login_sessions s JOIN authz_users u ON u.id = s.user_id
 WHERE s.id_hash = $1 AND s.ended_at IS NULL AND s.expires_at > to_timestamp($2)
   AND u.disabled_at IS NULL
 """
+_LIVES = """
+SELECT 1 FROM authz_login_sessions s JOIN authz_users u ON u.id = s.user_id
+WHERE s.id_hash = $1 AND s.user_id = $2::uuid AND s.ended_at IS NULL AND s.expires_at > to_timestamp($3)
+  AND u.disabled_at IS NULL
+"""
 _SEEN = "UPDATE authz_login_sessions SET last_seen_at = to_timestamp($2) WHERE id_hash = $1"
 _DESCRIBE = """
 UPDATE authz_login_sessions SET created_from = $2, created_agent = $3, last_seen_at = auth_time WHERE id_hash = $1
@@ -87,6 +92,12 @@ class PgSessionStore:
         if row["stale"]:
             await self._pool.execute(_SEEN, digest(session_id), now)
         return LoginSession(row["user_id"], row["auth_time"], row["confirmed_at"])
+
+    async def lives(self, id_hash: bytes | None, user_id: str, *, now: int) -> bool:
+        """Whether the session of this digest is live and `user_id`'s (not marked seen)."""
+        if id_hash is None:
+            return False
+        return await self._pool.fetchval(_LIVES, id_hash, user_id, now) is not None
 
     async def confirm(self, session_id: str, *, now: int) -> None:
         """Its person just proved it is them again (the password or a code)."""

@@ -1,0 +1,25 @@
+"""An interaction lives no longer than the login session that signed it in (the
+browser's at /authorize, or the one its sign-in form opened): a password reset, a
+sign-out, "sign out everywhere else", an admin's reset of the person's second factors
+end that session, and with it the interaction's say. What it could still show or
+decide goes back to its sign-in form; nothing is granted."""
+
+from __future__ import annotations
+
+from ..families import SignInPages
+from ..storage.interactions import Interaction
+
+
+async def sign_in_lives(c: SignInPages, interaction: Interaction) -> bool:
+    """Whether the interaction is signed in by a session still live and of its person."""
+    if interaction.user_id is None:
+        return False
+    return await c.sessions.lives(interaction.session_hash, interaction.user_id, now=c.clock.now())
+
+
+async def forget_ended_sign_in(c: SignInPages, interaction: Interaction) -> None:
+    """The interaction signed in by a session that ended: back to its sign-in form."""
+    if interaction.user_id is None or await sign_in_lives(c, interaction):
+        return
+    interaction.unbind()
+    await c.interactions.save(interaction)
