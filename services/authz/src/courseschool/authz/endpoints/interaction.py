@@ -114,11 +114,13 @@ async def client_label(c: SignInPages, interaction: Interaction) -> ClientLabel:
     )
 
 
-async def login(c: SignInPages, interaction: Interaction, email: str, password: str, *, ip: str) -> str | None:
+async def login(
+    c: SignInPages, interaction: Interaction, email: str, password: str, *, ip: str, agent: str | None
+) -> str | None:
     """Sign in (`sign_in`) for the interaction: on success bind the user to it and
     return the new session's id for the cookie; when a second step is due, keep it in
     the interaction (the page asks for it next); on failure record a message for the page."""
-    outcome = await sign_in(c, email, password, ip=ip, client_id=interaction.request.client_id)
+    outcome = await sign_in(c, email, password, ip=ip, agent=agent, client_id=interaction.request.client_id)
     interaction.second_step = None
     if outcome is None:
         interaction.login_error = LOGIN_FAILED

@@ -16,21 +16,30 @@ from .second_factors import WRONG_ENROLMENT_CODE
 from .signin import MAX_FAILURES, TOO_MANY_CODES, WRONG_CODE, SignedIn, enrol_second_step, second_step
 
 
-async def login_second_step(c: SignInPages, interaction: Interaction, code: str, *, ip: str) -> str | None:
+async def login_second_step(
+    c: SignInPages, interaction: Interaction, code: str, *, ip: str, agent: str | None
+) -> str | None:
     """The interaction's second step: a code (`second_step`), or the authenticator app the
     school requires set up (`enrol_second_step`, its recovery codes kept to be shown
     once). Signed in: the new session's id. Too many wrong codes: back to the password."""
     step = _waiting(interaction)
     client_id = interaction.request.client_id
     if step.what == "verify":
-        signed_in = await second_step(c, step, code, ip=ip, client_id=client_id)
+        signed_in = await second_step(c, step, code, ip=ip, agent=agent, client_id=client_id)
         return await _settle(c, interaction, step, signed_in, WRONG_CODE)
-    enrolled = await enrol_second_step(c, step, code, ip=ip, client_id=client_id)
+    enrolled = await enrol_second_step(c, step, code, ip=ip, agent=agent, client_id=client_id)
     return await _settle(c, interaction, step, enrolled, WRONG_ENROLMENT_CODE)
 
 
 async def login_enrol_passkey(
-    c: SignInPages, interaction: Interaction, binding: str | None, name: str, credential: str, *, ip: str
+    c: SignInPages,
+    interaction: Interaction,
+    binding: str | None,
+    name: str,
+    credential: str,
+    *,
+    ip: str,
+    agent: str | None,
 ) -> str | None:
     """A passkey as the second factor the school requires (`enrol_passkey`), as
     `login_second_step` takes the app's first code: a refused answer counts as a wrong one."""
@@ -38,7 +47,7 @@ async def login_enrol_passkey(
     if step.what != "enrol":
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     client_id = interaction.request.client_id
-    enrolled = await enrol_passkey(c, step, binding, name, credential, ip=ip, client_id=client_id)
+    enrolled = await enrol_passkey(c, step, binding, name, credential, ip=ip, agent=agent, client_id=client_id)
     return await _settle(c, interaction, step, enrolled, PASSKEY_NOT_SAVED)
 
 

@@ -47,7 +47,15 @@ async def enrolment_options(c: SignInPages, step: SecondStep, binding: str | Non
 
 
 async def enrol_passkey(
-    c: SignInPages, step: SecondStep, binding: str | None, name: str, credential: str, *, ip: str, client_id: str | None
+    c: SignInPages,
+    step: SecondStep,
+    binding: str | None,
+    name: str,
+    credential: str,
+    *,
+    ip: str,
+    agent: str | None,
+    client_id: str | None,
 ) -> tuple[SignedIn, list[str]] | None:
     """The browser's new passkey verified and kept: the sign-in completes, with the new
     recovery codes to show once. None: refused (`step.failures` counted)."""
@@ -65,5 +73,7 @@ async def enrol_passkey(
         codes = new_recovery_codes()
         await c.second_factors.replace_recovery_codes(user.id, codes, now=c.clock.now())
     account = _account(user.email)
-    signed_in = await _open_session(c, user, account, ip=ip, client_id=client_id, factor="password+passkey")
+    signed_in = await _open_session(
+        c, user, account, ip=ip, agent=agent, client_id=client_id, factor="password+passkey"
+    )
     return signed_in, codes

@@ -65,7 +65,7 @@ async def second_step_options(c: SignInPages, step: SecondStep, binding: str) ->
 
 
 async def passkey_sign_in(
-    c: SignInPages, binding: str | None, credential: str, *, ip: str, client_id: str | None
+    c: SignInPages, binding: str | None, credential: str, *, ip: str, agent: str | None, client_id: str | None
 ) -> SignedIn | None:
     """A sign-in with a passkey alone; None: refused (an event says why, the lockout counts it)."""
     await c.limits.count("rate_login_per_ip", ip)
@@ -82,7 +82,7 @@ async def passkey_sign_in(
     outcome = _checked(rp, parsed, key, user, challenge, owner=None, user_verification=True)
     if isinstance(outcome, Asserted) and key is not None and user is not None:
         if await c.passkeys.keys.use(key.id, outcome.sign_count, backed_up=outcome.backed_up, now=c.clock.now()):
-            return await _open_session(c, user, account, ip=ip, client_id=client_id, factor="passkey")
+            return await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor="passkey")
         outcome = Refused(reason="an assertion with this counter was accepted already")
     reason = outcome.reason if isinstance(outcome, Refused) else ""
     subject = user.id if user is not None else None
@@ -92,7 +92,14 @@ async def passkey_sign_in(
 
 
 async def passkey_second_step(
-    c: SignInPages, step: SecondStep, binding: str | None, credential: str, *, ip: str, client_id: str | None
+    c: SignInPages,
+    step: SecondStep,
+    binding: str | None,
+    credential: str,
+    *,
+    ip: str,
+    agent: str | None,
+    client_id: str | None,
 ) -> SignedIn | None:
     """The second step with one of the person's own passkeys; None: refused (counted in
     `step.failures` and the lockout, as a wrong code is)."""
@@ -111,7 +118,8 @@ async def passkey_second_step(
     outcome = _checked(rp, parsed, key, user, challenge, owner=user.id, user_verification=False)
     if isinstance(outcome, Asserted) and key is not None:
         if await c.passkeys.keys.use(key.id, outcome.sign_count, backed_up=outcome.backed_up, now=c.clock.now()):
-            return await _open_session(c, user, account, ip=ip, client_id=client_id, factor="password+passkey")
+            factor = "password+passkey"
+            return await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor=factor)
         outcome = Refused(reason="an assertion with this counter was accepted already")
     step.failures += 1
     reason = outcome.reason if isinstance(outcome, Refused) else ""
@@ -129,7 +137,14 @@ async def passkey_second_step(
 
 
 async def interaction_passkey(
-    c: SignInPages, interaction: Interaction, binding: str | None, credential: str, *, ip: str, name: str = ""
+    c: SignInPages,
+    interaction: Interaction,
+    binding: str | None,
+    credential: str,
+    *,
+    ip: str,
+    agent: str | None,
+    name: str = "",
 ) -> str | None:
     """The interaction's sign-in with a passkey: in place of the password on its login
     page, or as its second step, or (named `name`) set up as the second factor the school
@@ -139,11 +154,11 @@ async def interaction_passkey(
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
     step, client_id = interaction.second_step, interaction.request.client_id
     if step is not None and step.what == "enrol":
-        return await login_enrol_passkey(c, interaction, binding, name, credential, ip=ip)
+        return await login_enrol_passkey(c, interaction, binding, name, credential, ip=ip, agent=agent)
     if step is None:
-        signed_in = await passkey_sign_in(c, binding, credential, ip=ip, client_id=client_id)
+        signed_in = await passkey_sign_in(c, binding, credential, ip=ip, agent=agent, client_id=client_id)
     else:
-        signed_in = await passkey_second_step(c, step, binding, credential, ip=ip, client_id=client_id)
+        signed_in = await passkey_second_step(c, step, binding, credential, ip=ip, agent=agent, client_id=client_id)
     if signed_in is not None:
         interaction.bind(user_id=signed_in.user_id, auth_time=signed_in.auth_time, session_id=signed_in.session_id)
     elif step is not None and step.failures >= MAX_FAILURES:

@@ -37,7 +37,7 @@ class SignedIn(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def sign_in(
-    c: SignInPages, email: str, password: str, *, ip: str, client_id: str | None
+    c: SignInPages, email: str, password: str, *, ip: str, agent: str | None, client_id: str | None
 ) -> SignedIn | SecondStep | None:
     """Check the credentials; on failure return None. Right, and the person has a second
     factor (or their school requires one they have not set up): the `SecondStep` the
@@ -47,7 +47,8 @@ async def sign_in(
     limits.SignInLimits) raise TooManyRequestsError before the password is even checked;
     too many checks under way at once (passwords.PasswordWork),
     TemporarilyUnavailableError. Every audit event names the caller's address (`ip`) and
-    the app the person signs in for, if any. The one sign-in of every page: the
+    the app the person signs in for, if any; the session opened records `ip` and `agent`
+    (the browser, as its User-Agent says). The one sign-in of every page: the
     interaction's (`interaction.login`) and the standalone one (web/signin.py)."""
     await c.limits.count("rate_login_per_ip", ip)
     account = _account(email)
@@ -70,11 +71,11 @@ async def sign_in(
     if covered(await c.second_factors.two_step_rule(user.school_id), user.role):
         audit("login_password_accepted", actor="user", subject=user.id, client_id=client_id, ip=ip, next="enrol")
         return SecondStep(user_id=user.id, what="enrol")
-    return await _open_session(c, user, account, ip=ip, client_id=client_id, factor="password")
+    return await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor="password")
 
 
 async def second_step(
-    c: SignInPages, step: SecondStep, code: str, *, ip: str, client_id: str | None
+    c: SignInPages, step: SecondStep, code: str, *, ip: str, agent: str | None, client_id: str | None
 ) -> SignedIn | None:
     """The code of the second step: an authenticator app's (RFC 6238, once per time
     step) or a recovery code (once). The same per-address rate and the same lockout as
@@ -96,11 +97,12 @@ async def second_step(
     if factor == "recovery_code":
         left = (await c.second_factors.factors(user.id)).recovery_codes_left
         audit("recovery_code_used", actor="user", subject=user.id, client_id=client_id, ip=ip, left=left)
-    return await _open_session(c, user, account, ip=ip, client_id=client_id, factor=f"password+{factor}")
+    method = f"password+{factor}"
+    return await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor=method)
 
 
 async def enrol_second_step(
-    c: SignInPages, step: SecondStep, code: str, *, ip: str, client_id: str | None
+    c: SignInPages, step: SecondStep, code: str, *, ip: str, agent: str | None, client_id: str | None
 ) -> tuple[SignedIn, list[str]] | None:
     """The school requires a second factor the person had not set up: the app they set
     up now (second_factors.begin_totp, then a code it shows) completes the sign-in; the
@@ -112,7 +114,8 @@ async def enrol_second_step(
     if codes is None:
         step.failures += 1
         return None
-    signed_in = await _open_session(c, user, _account(user.email), ip=ip, client_id=client_id, factor="password+totp")
+    account = _account(user.email)
+    signed_in = await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor="password+totp")
     return signed_in, codes
 
 
@@ -152,11 +155,14 @@ async def _code_factor(c: SignInPages, user: User, code: str) -> Factor | None:
 
 
 async def _open_session(
-    c: SignInPages, user: User, account: str, *, ip: str, client_id: str | None, factor: str
+    c: SignInPages, user: User, account: str, *, ip: str, agent: str | None, client_id: str | None, factor: str
 ) -> SignedIn:
+    """Every sign-in's session, described where it was opened from (the account page
+    lists its browsers by address and device)."""
     await c.limits.sign_in.succeeded(account, ip)
     now = c.clock.now()
     session_id = await c.sessions.create(user_id=user.id, auth_time=now, ttl=c.settings.session_ttl)
+    await c.sessions.describe(session_id, ip=ip, agent=agent)
     audit("login_succeeded", actor="user", subject=user.id, client_id=client_id, ip=ip, factor=factor)
     return SignedIn(session_id=session_id, user_id=user.id, auth_time=now)
 

@@ -171,12 +171,10 @@ async def _checked_form(
 @post("/oauth/interaction/{uid:str}/login", opt=PAGE)
 async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     interaction, fields = await _checked_form(uid, request, pages)
-    session_id = await login(
-        pages, interaction, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request)
-    )
+    email, password = fields.get("email", "").strip(), fields.get("password", "")
+    session_id = await login(pages, interaction, email, password, ip=client_ip(request), agent=client_agent(request))
     cookies = []
     if session_id is not None:
-        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
@@ -187,10 +185,10 @@ async def second_step_submit(
 ) -> Response[Any]:
     """The code after the password (or the first code of the app the school requires)."""
     interaction, fields = await _checked_form(uid, request, pages)
-    session_id = await login_second_step(pages, interaction, fields.get("code", ""), ip=client_ip(request))
+    code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
+    session_id = await login_second_step(pages, interaction, code, ip=ip, agent=agent)
     cookies = []
     if session_id is not None:
-        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
@@ -201,11 +199,16 @@ async def passkey_submit(uid: FromPath[str], request: Request[Any, Any, Any], pa
     interaction, fields = await _checked_form(uid, request, pages)
     binding, credential = request.cookies.get(BINDING_COOKIE), fields.get("credential", "")
     session_id = await interaction_passkey(
-        pages, interaction, binding, credential, ip=client_ip(request), name=fields.get("name", "")
+        pages,
+        interaction,
+        binding,
+        credential,
+        ip=client_ip(request),
+        agent=client_agent(request),
+        name=fields.get("name", ""),
     )
     cookies = []
-    if session_id is not None:
-        await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
+    if session_id is not None:  # its address and browser recorded where it was opened (_open_session)
         cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 

@@ -150,9 +150,8 @@ async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) 
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
     page_forms.check_form_token(pages, PURPOSE, binding, fields.get("csrf", ""))
     next_page = _next(fields.get("next"))
-    outcome = await sign_in(
-        pages, fields.get("email", "").strip(), fields.get("password", ""), ip=client_ip(request), client_id=None
-    )
+    email, password = fields.get("email", "").strip(), fields.get("password", "")
+    outcome = await sign_in(pages, email, password, ip=client_ip(request), agent=client_agent(request), client_id=None)
     if outcome is None:
         return see_other(f"{signin_url(next_page)}&failed=1")
     if isinstance(outcome, SecondStep):
@@ -168,7 +167,7 @@ async def passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep)
     binding = _checked_binding(request, pages, PURPOSE, fields)
     next_page = _next(fields.get("next"))
     signed_in = await passkey_sign_in(
-        pages, binding, fields.get("credential", ""), ip=client_ip(request), client_id=None
+        pages, binding, fields.get("credential", ""), ip=client_ip(request), agent=client_agent(request), client_id=None
     )
     if signed_in is None:
         return see_other(f"{signin_url(next_page)}&failed=passkey")
@@ -187,7 +186,6 @@ def _checked_binding(request: Request[Any, Any, Any], pages: SignInPages, purpos
 async def _signed_in(
     request: Request[Any, Any, Any], pages: SignInPages, session_id: str, next_page: str
 ) -> Response[Any]:
-    await pages.sessions.describe(session_id, ip=client_ip(request), agent=client_agent(request))
     cookies = [
         session_cookie(pages.settings, session_id, pages.settings.session_ttl),
         _signin_cookie(pages.settings, "", 0),
@@ -249,12 +247,12 @@ async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPages
     step = await pages.second_steps.get(binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
-    code, ip = fields.get("code", ""), client_ip(request)
+    code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
     outcome: Outcome
     if step.what == "verify":
-        outcome = await second_step(pages, step, code, ip=ip, client_id=None)
+        outcome = await second_step(pages, step, code, ip=ip, agent=agent, client_id=None)
     else:
-        outcome = await enrol_second_step(pages, step, code, ip=ip, client_id=None)
+        outcome = await enrol_second_step(pages, step, code, ip=ip, agent=agent, client_id=None)
     return await _after_step(request, pages, binding, step, outcome, "code" if step.what == "verify" else "enrol")
 
 
@@ -266,12 +264,13 @@ async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: Sig
     step = await pages.second_steps.get(binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
-    credential, ip = fields.get("credential", ""), client_ip(request)
+    credential, ip, agent = fields.get("credential", ""), client_ip(request), client_agent(request)
+    name = fields.get("name", "")
     outcome: Outcome
     if step.what == "verify":
-        outcome = await passkey_second_step(pages, step, binding, credential, ip=ip, client_id=None)
+        outcome = await passkey_second_step(pages, step, binding, credential, ip=ip, agent=agent, client_id=None)
     else:
-        outcome = await enrol_passkey(pages, step, binding, fields.get("name", ""), credential, ip=ip, client_id=None)
+        outcome = await enrol_passkey(pages, step, binding, name, credential, ip=ip, agent=agent, client_id=None)
     return await _after_step(request, pages, binding, step, outcome, "passkey")
 
 
