@@ -123,6 +123,7 @@ class SignInPages:
     second_factors: PgSecondFactorStore  # the second step of a sign-in, the school's requirement
     second_steps: RedisSecondStepStore  # sign-ins between the password and the code; codes shown once
     passkeys: Passkeys  # a passkey as the second step, or in place of the password
+    mail: PgMailOutbox  # the person told of an authenticator app set up at sign-in
     default_resource: str
     known_resources: frozenset[str]
     page_key: bytes  # MACs the CSRF tokens of forms bound to a session (sign-out, sign-in)

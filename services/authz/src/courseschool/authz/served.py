@@ -123,6 +123,7 @@ class Served:
             second_factors=s.second_factors,
             second_steps=self.second_steps,
             passkeys=self.passkeys,
+            mail=self.mail,
             default_resource=default_resource,
             known_resources=known_resources,
             page_key=self.page_key,

@@ -23,6 +23,7 @@ from ..protocol.second_factors import (
     normalised_code,
 )
 from ..storage.second_step import SecondStep
+from .account_changes import tell
 from .second_factors import confirm_totp
 
 LOGIN_FAILED = "The email or password is not right."
@@ -106,7 +107,8 @@ async def enrol_second_step(
 ) -> tuple[SignedIn, list[str]] | None:
     """The school requires a second factor the person had not set up: the app they set
     up now (second_factors.begin_totp, then a code it shows) completes the sign-in; the
-    new recovery codes come back to be shown once. None: the code was not right."""
+    new recovery codes come back to be shown once, and the person is told by e-mail (as
+    from the security page, `add_totp`). None: the code was not right."""
     user = await c.users.get(step.user_id)
     if user is None or user.disabled or step.what != "enrol":
         return None
@@ -114,6 +116,7 @@ async def enrol_second_step(
     if codes is None:
         step.failures += 1
         return None
+    await tell(c, user, "totp_added", ip=ip, agent=agent)
     account = _account(user.email)
     signed_in = await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor="password+totp")
     return signed_in, codes
