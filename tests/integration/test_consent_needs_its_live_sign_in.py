@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from typing import cast
 
+import pytest
+
+from courseschool.authz.endpoints.access_requests import ask
 from courseschool.authz.endpoints.admin import AdminService
+from courseschool.authz.endpoints.interaction import consent_view, decide
 from courseschool.common.clock import FrozenClock
+from courseschool.common.errors import InvalidRequestError
 
 from .flow import Flow, csrf_of, pkce_pair, query_of
 from .mailbox import components
@@ -102,3 +107,23 @@ async def test_an_approval_in_the_live_sign_in_still_makes_a_code(flow: Flow) ->
     done = await flow.consent(interaction)
     callback = query_of(done.headers["location"])
     assert (await flow.exchange(reg, callback["code"], verifier)).status_code == 200
+
+
+async def test_the_use_cases_themselves_refuse_an_ended_sign_in(flow: Flow) -> None:
+    """Whoever calls them (not only the pages, which send the interaction back first):
+    the consent view, the decision and the request to the school need the live sign-in."""
+    user = await flow.user("student")
+    _, interaction, _ = await _signed_in_interaction(flow, user)
+    await flow.page(interaction)  # the consent page shown: a decision may approve
+    assert await flow.pool.execute("UPDATE authz_login_sessions SET ended_at = now()") == "UPDATE 1"
+    pages = components(flow).sign_in
+    uid = interaction.rsplit("/", 1)[-1]
+    pending = await pages.interactions.get(uid)
+    assert pending is not None and pending.user_id == user["id"]
+    with pytest.raises(InvalidRequestError):
+        await consent_view(pages, pending, None)
+    with pytest.raises(InvalidRequestError, match="sign-in is no longer valid"):
+        await ask(pages, pending, "for my essay", ip="127.0.0.1")
+    with pytest.raises(InvalidRequestError, match="sign-in is no longer valid"):
+        await decide(pages, uid, approve=True, ip="127.0.0.1")
+    assert await flow.count("authz_codes") == 0 and await flow.count("authz_app_access_requests") == 0
