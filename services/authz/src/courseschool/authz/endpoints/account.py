@@ -57,6 +57,7 @@ async def change_password(
     new_password_checked(password, again)
     await c.users.set_password_hash(user.id, await c.passwords.hash(password))
     ended = await c.sessions.end_others(user.id, session_id)
+    await c.second_factors.drop_unconfirmed_totp(user.id)
     audit("password_changed", actor="user", subject=user.id, ip=ip, sessions_ended=ended)
     await tell(c, user, "password_changed", ip=ip, agent=agent)
     return ended

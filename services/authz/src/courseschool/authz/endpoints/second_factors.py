@@ -48,14 +48,18 @@ async def security_view(c: AccountPages, user: User) -> SecurityView:
     return SecurityView(factors=factors, required=covered(rule, user.role), school_rule=rule)
 
 
-async def begin_totp(c: AccountPages | SignInPages, user: User) -> Enrolment:
-    """The secret of the app being set up: the one under way, else a new one."""
+async def begin_totp(c: AccountPages | SignInPages, user: User, *, by: str) -> Enrolment:
+    """The secret of the app being set up: the one under way if this page (`by`: its
+    session, or its sign-in) began it a few minutes ago, else a new one. A secret someone
+    else was shown (whoever knew the password) is never the person's own."""
     current = await c.second_factors.totp(user.id)
     if current is not None and current.confirmed:
         raise InvalidRequestError(ALREADY, advice="Your authenticator app is already set up.")
-    secret = current.secret if current is not None else new_totp_secret()
-    if current is None:
-        await c.second_factors.begin_totp(user.id, secret, now=c.clock.now())
+    if current is not None and await c.second_steps.enrolment_held_by(user.id, by):
+        return Enrolment(secret=current.secret, uri=provisioning_uri(current.secret, user.email))
+    secret = new_totp_secret()
+    await c.second_factors.begin_totp(user.id, secret, now=c.clock.now())
+    await c.second_steps.hold_enrolment(user.id, by)
     return Enrolment(secret=secret, uri=provisioning_uri(secret, user.email))
 
 
@@ -112,13 +116,14 @@ class EnrolmentView(msgspec.Struct, frozen=True, kw_only=True):
     school_name: str
 
 
-async def required_enrolment(c: SignInPages, step: SecondStep) -> EnrolmentView:
-    """The authenticator app the school requires, set up between the password and the session."""
+async def required_enrolment(c: SignInPages, step: SecondStep, *, by: str) -> EnrolmentView:
+    """The authenticator app the school requires, set up between the password and the
+    session; `by`, the sign-in (its binding)."""
     user = await c.users.get(step.user_id)
     if user is None or step.what != "enrol":
         raise InvalidRequestError("the sign-in has expired", advice="Sign in again.")
     school_name = await c.users.school_name(user.school_id) or "Your school"
-    return EnrolmentView(enrolment=await begin_totp(c, user), school_name=school_name)
+    return EnrolmentView(enrolment=await begin_totp(c, user, by=by), school_name=school_name)
 
 
 def school_owner(user: User) -> User:

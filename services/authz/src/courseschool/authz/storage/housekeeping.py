@@ -20,7 +20,9 @@ maintenance.py), so that no table grows with the traffic it has served:
 - the mail outbox's messages 30 days old, sent or not;
 - people's requests for their school's approval of an app 30 days after their decision
   or expiry (maintenance.py marks expired ones first);
-- events (`authz_events`) older than EVENT_RETENTION.
+- events (`authz_events`) older than EVENT_RETENTION;
+- authenticator apps begun and never confirmed, an hour old (a new set-up makes a new
+  secret after a few minutes anyway: second_factors.begin_totp).
 
 Each rule deletes at most `batch` rows per statement and runs at most `rounds`
 statements per pass (HOUSEKEEPING_BATCH, HOUSEKEEPING_ROUNDS); rows locked by a request
@@ -74,6 +76,9 @@ _RULES: dict[str, Rule] = {
     "mail_links": Rule("authz_mail_outbox", "id", f"sealed IS NOT NULL AND expires_at <= {_NOW}"),
     "account_links": Rule("authz_account_links", "token_hash", f"expires_at < {_NOW} - interval '1 day'"),
     "access_requests": Rule("authz_app_access_requests", "id", f"decided_at < {_NOW} - interval '30 days'"),
+    "unconfirmed_totp": Rule(
+        "authz_totp", "user_id", f"confirmed_at IS NULL AND created_at < {_NOW} - interval '1 hour'"
+    ),
     "events": Rule("authz_events", "id", f"at < {_NOW} - make_interval(secs => $3)", "event_retention"),
 }
 

@@ -34,6 +34,7 @@ UPDATE authz_totp SET last_step = $2
 WHERE user_id = $1 AND confirmed_at IS NOT NULL AND last_step < $2
 RETURNING 1
 """
+_DROP_UNCONFIRMED = "DELETE FROM authz_totp WHERE user_id = $1 AND confirmed_at IS NULL"
 _REMOVE_TOTP = "DELETE FROM authz_totp WHERE user_id = $1 RETURNING confirmed_at IS NOT NULL"
 _DROP_CODES = "DELETE FROM authz_recovery_codes WHERE user_id = $1"
 _ADD_CODES = """
@@ -113,6 +114,10 @@ class PgSecondFactorStore:
     async def use_totp(self, user_id: str, step: int) -> bool:
         """Accept the code of `step` once: False when that step (or a later one) was used."""
         return await self._pool.fetchval(_USE_TOTP, uuid.UUID(user_id), step) is not None
+
+    async def drop_unconfirmed_totp(self, user_id: str) -> None:
+        """Forget an authenticator app being set up (a new password: its secret is not trusted)."""
+        await self._pool.execute(_DROP_UNCONFIRMED, uuid.UUID(user_id))
 
     async def remove_totp(self, user_id: str) -> bool:
         """Forget the app; True when a confirmed one was removed."""

@@ -4,7 +4,11 @@ person signs in again (the codes can be made anew on their security page).
 
 A sign-in through an authorization request keeps its `SecondStep` in the interaction
 (storage/interactions.py); the standalone sign-in page keeps it here, under the digest
-of its own cookie's value."""
+of its own cookie's value.
+
+An authenticator app being set up is held for the page that began it (a session, a
+sign-in's step): the secret it was shown is offered again only there, and only for
+`ENROL_TTL`; anywhere else, or later, it is a new one (second_factors.begin_totp)."""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ from courseschool.common.secrets import digest
 
 _PENDING = "authz:second-step:"
 _SHOW = "authz:show-codes:"
+_ENROLLING = "authz:totp-enrolling:"
 SHOW_TTL = 600  # recovery codes wait this long to be shown
+ENROL_TTL = 600  # an authenticator app's secret is offered again to the same page this long
 
 
 class SecondStep(msgspec.Struct, kw_only=True):
@@ -53,3 +59,11 @@ class RedisSecondStepStore:
     async def take_codes(self, key: str) -> list[str] | None:
         raw = cast(bytes | None, await self._redis.getdel(_SHOW + digest(key).hex()))
         return msgspec.msgpack.decode(raw, type=list[str]) if raw else None
+
+    async def hold_enrolment(self, user_id: str, by: str) -> None:
+        """The authenticator app `user_id` is setting up was begun by `by` (a session, a sign-in)."""
+        await self._redis.set(_ENROLLING + user_id, digest(by), ex=ENROL_TTL)
+
+    async def enrolment_held_by(self, user_id: str, by: str) -> bool:
+        held = cast(bytes | None, await self._redis.get(_ENROLLING + user_id))
+        return held is not None and held == digest(by)

@@ -121,7 +121,7 @@ async def _second_step_page(
     uid, step, error = interaction.uid, interaction.second_step, interaction.login_error
     action = f"/oauth/interaction/{uid}/second-step"
     if step is not None and step.what == "enrol":
-        view = await required_enrolment(pages, step)
+        view = await required_enrolment(pages, step, by=f"{uid}:{binding}")
         passkey = await enrolment_options(pages, step, binding)
         return render(
             "enrol.html",

@@ -79,7 +79,7 @@ async def security_page(request: Request[Any, Any, Any], account: AccountPagesDe
 @get("/totp", opt=PAGE, guards=[recent_sign_in])
 async def totp_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
-    enrolment = await begin_totp(account, user)
+    enrolment = await begin_totp(account, user, by=session_id)
     return render(
         "enrol.html",
         action=f"{PATH}/totp",

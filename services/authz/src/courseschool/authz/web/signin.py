@@ -216,7 +216,7 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
             passkey_action=passkey_action,
             passkey_script=passkey is not None,
         )
-    view = await required_enrolment(pages, step)
+    view = await required_enrolment(pages, step, by=binding)
     passkey = await enrolment_options(pages, step, binding)
     return render(
         "enrol.html",
