@@ -5,7 +5,8 @@ to the session: end one person's access to an app, end everyone's at the school,
 block the app for the school (no one there may approve it again; its grants there end;
 its consent page says the school blocked it). A block covers the software, not one
 registration (`protocol/school_blocks.py`). An owner's decisions are the owner's: an
-admin may not end an owner's access, nor lift a block an owner made. Lecturers and
+admin may not end an owner's access, nor lift a block an owner made, nor block an app an owner holds access to or
+approved. Lecturers and
 students get a 404 that says the page is for the school's owners and admins (`steward`,
 the guard of the pages' routers, web/school_apps.stewards_only: the use cases here and
 in app_approvals.py are given a steward). Every
@@ -151,11 +152,19 @@ async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
     """Block the app for the steward's school, the software and not only this
     registration (`keys_to_block`), and end every grant there the block covers; how many
     ended. The block is written before the grants are read, under the school's lock:
-    an approval in flight either made its grant before (ended here) or sees the block."""
+    an approval in flight either made its grant before (ended here) or sees the block.
+    An admin may not block what an owner decided: an app an owner holds access to (the
+    block would end it) or approved (403, a security event)."""
     client = await c.directory.get(client_id) if client_id else None
     if client is None:
         raise NotFoundError(advice="There is no such app.")
     keys = keys_to_block(client)
+    if user.role != "owner" and await _owners_decision(c, user.school_id, client_id, {key for _, key in keys}):
+        _refused("app_block_refused", user, client_id, ip=ip)
+        raise ForbiddenError(
+            detail=OWNERS_DECISION,
+            advice="An owner of the school uses or approved this app: only an owner may block it.",
+        )
     unrevoked = await c.school_apps.block(
         user.school_id,
         client_id,
@@ -195,6 +204,15 @@ async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> No
         )
     await c.school_apps.unblock(user.school_id, client_id)
     audit("app_unblocked", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
+
+
+async def _owners_decision(c: AccountPages, school_id: str, client_id: str, blocked: set[str]) -> bool:
+    """An owner of the school holds access the block would end, or approved the app."""
+    if any(blocked.intersection(lookup_keys(g)) for g in await c.school_apps.owners_unrevoked(school_id)):
+        return True
+    return any(
+        a.client_id == client_id and a.approved_by_role == "owner" for a in await c.school_apps.approvals(school_id)
+    )
 
 
 def _refused(event: AuditEvent, user: User, client_id: str, *, ip: str, **fields: object) -> None:

@@ -52,6 +52,11 @@ SELECT g.id::text AS grant_id, g.client_id, c.client_name, c.is_integration, c.v
 FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id
 WHERE g.school_id = $1 AND g.revoked_at IS NULL
 """
+_OWNERS_UNREVOKED = """
+SELECT g.id::text AS grant_id, g.client_id, c.client_name, c.is_integration, c.verified_origin
+FROM authz_grants g JOIN authz_clients c ON c.client_id = g.client_id JOIN authz_users u ON u.id = g.user_id
+WHERE g.school_id = $1 AND g.revoked_at IS NULL AND u.role = 'owner'
+"""
 # Blocks and approvals of one school are serialised by an advisory lock keyed by the
 # school: a block takes it alone while it writes its keys, an approval shared while it
 # checks them and writes its grant. So an approval either committed before the block
@@ -169,6 +174,10 @@ class PgSchoolAppStore(PgSchoolPolicyStore):
                 )
             rows = await conn.fetch(_UNREVOKED_AT_SCHOOL, school)
         return [Unrevoked(**dict(r)) for r in rows]
+
+    async def owners_unrevoked(self, school_id: str) -> list[Unrevoked]:
+        """The grants the school's owners hold, not revoked (what an admin's block may not end)."""
+        return [Unrevoked(**dict(r)) for r in await self._pool.fetch(_OWNERS_UNREVOKED, uuid.UUID(school_id))]
 
     async def blocked_by(self, school_id: str, client_id: str) -> set[str]:
         """The roles of those who blocked the app (empty: it is not blocked)."""
