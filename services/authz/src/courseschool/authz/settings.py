@@ -22,6 +22,7 @@ RATE_NAMES = (
     "rate_password_reset_per_ip",
     "rate_password_reset_per_account",
     "rate_invitations_per_owner",
+    "rate_access_request_per_person",
 )
 
 
@@ -71,6 +72,9 @@ class AccountSettings(BaseSettings, kw_only=True, frozen=True):
     rate_password_reset_per_account: str = "3/900"
     # Invitations an owner sends from the school's people page (the admin CLI: no limit).
     rate_invitations_per_owner: str = "30/3600"
+    # Requests for the school's approval of an app, per person (each one e-mails every
+    # owner and admin of the school).
+    rate_access_request_per_person: str = "5/3600"
 
 
 class AuthzSettings(AccountSettings, kw_only=True, frozen=True):

@@ -66,7 +66,9 @@ def cleaned_reason(text: str) -> str:
 
 async def ask(c: SignInPages, interaction: Interaction, reason: str, *, ip: str) -> bool:
     """The signed-in person asks their school to approve the interaction's app for what
-    the policy withholds (within their role); False when they asked already."""
+    the policy withholds (within their role); False when they asked already. Each request
+    e-mails every owner and admin: a person may ask RATE_ACCESS_REQUEST_PER_PERSON times
+    (429 beyond it), whatever the apps."""
     client = await c.directory.get(interaction.request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
     if client is None or client.disabled or user is None or user.disabled or not await sign_in_lives(c, interaction):
@@ -86,6 +88,7 @@ async def ask(c: SignInPages, interaction: Interaction, reason: str, *, ip: str)
     said = cleaned_reason(reason)
     if not said:
         raise InvalidRequestError("say why you need the app", advice="Go back and say in a few words why you need it.")
+    await c.limits.count("rate_access_request_per_person", user.id)
     made = await c.access_requests.ask(
         school_id=user.school_id,
         user_id=user.id,
