@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from email.message import EmailMessage
 from typing import Any
 
+import httpx
 import msgspec
 
 from courseschool.authz.app import create_app
@@ -74,6 +75,26 @@ async def sign_in(flow: Flow, user: dict[str, str], *, password: str = PASSWORD)
         "/oauth/signin", data={"csrf": csrf.group(1), "email": user["email"], "password": password}
     )
     assert done.status_code == 303 and "cs_session=" in done.headers.get("set-cookie", ""), done.text
+
+
+async def open_link(flow: Flow, token: str) -> httpx.Response:
+    """Open an e-mailed link as a browser does: a usable link's token is held for the
+    browser and the answer is a redirect to the page without it, followed here; a refused
+    link's page comes back as it is."""
+    first = await flow.client.get("/oauth/password/choose", params={"token": token})
+    if first.status_code != 303:
+        return first
+    assert first.headers["location"] == "/oauth/password/choose", first.headers
+    return await flow.client.get(first.headers["location"])
+
+
+async def link_form_token(flow: Flow, token: str) -> str:
+    """The CSRF token of the page an e-mailed link opens (which must answer 200)."""
+    shown = await open_link(flow, token)
+    assert shown.status_code == 200, (shown.status_code, shown.text[:500])
+    found = CSRF.search(shown.text)
+    assert found, shown.text
+    return found.group(1)
 
 
 async def form_token(flow: Flow, path: str) -> str:

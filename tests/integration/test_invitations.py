@@ -21,7 +21,7 @@ from ..support.smtp import SmtpRelay
 from .admin_api import admin_post, with_admin
 from .apps_page import browser
 from .flow import PASSWORD, Flow
-from .mailbox import components, deliver, form_token, link_in, mailed_app, sign_in, text_of
+from .mailbox import components, deliver, form_token, link_in, mailed_app, open_link, sign_in, text_of
 
 CHOSEN = "my first passphrase"
 
@@ -67,7 +67,7 @@ async def test_an_invitation_link_sets_a_password_and_signs_in(
     assert "Hello New Teacher" in text_of(message)
     token = link_in(message)
     async with browser(flow) as newcomer:
-        shown = await newcomer.client.get(f"/oauth/password/choose?token={token}")
+        shown = await open_link(newcomer, token)
         assert shown.status_code == 200 and "Choose your password" in shown.text
         csrf = shown.text.split('name="csrf" value="')[1].split('"')[0]
         done = await newcomer.client.post(
@@ -89,8 +89,8 @@ async def test_inviting_again_sends_a_new_link_and_the_first_stops_working(maile
     assert await flow.count("authz_users") == 1
     assert await deliver(flow) == 2
     first, second = (link_in(a.message) for a in relay.accepted)
-    assert (await flow.client.get(f"/oauth/password/choose?token={first}")).status_code == 410
-    assert (await flow.client.get(f"/oauth/password/choose?token={second}")).status_code == 200
+    assert (await open_link(flow, first)).status_code == 410
+    assert (await open_link(flow, second)).status_code == 200
 
 
 async def test_an_invitation_expires_after_its_time(mailed: tuple[Flow, SmtpRelay], clock: FrozenClock) -> None:
@@ -100,9 +100,9 @@ async def test_an_invitation_expires_after_its_time(mailed: tuple[Flow, SmtpRela
     assert await deliver(flow) == 1
     token = link_in(relay.accepted[0].message)
     clock.advance(48 * 3600 - 1)
-    assert (await flow.client.get(f"/oauth/password/choose?token={token}")).status_code == 200
+    assert (await open_link(flow, token)).status_code == 200
     clock.advance(1)
-    expired = await flow.client.get(f"/oauth/password/choose?token={token}")
+    expired = await open_link(flow, token)
     assert expired.status_code == 410 and "This link has expired" in expired.text
 
 

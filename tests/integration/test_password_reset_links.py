@@ -20,7 +20,7 @@ from courseschool.common.secrets import digest
 from ..support.smtp import SmtpRelay
 from .apps_page import approve, browser
 from .flow import PASSWORD, Flow
-from .mailbox import deliver, form_token, link_in, mailed_app, sign_in, text_of
+from .mailbox import deliver, form_token, link_form_token, link_in, mailed_app, open_link, sign_in, text_of
 
 NEW_PASSWORD = "a brand new passphrase"
 
@@ -42,7 +42,7 @@ async def ask_reset(flow: Flow, email: str) -> str:
 
 
 async def choose(flow: Flow, token: str, password: str = NEW_PASSWORD, again: str | None = None) -> Any:
-    csrf = await form_token(flow, f"/oauth/password/choose?token={token}")
+    csrf = await link_form_token(flow, token)
     return await flow.client.post(
         "/oauth/password/choose",
         data={"csrf": csrf, "token": token, "password": password, "again": password if again is None else again},
@@ -85,7 +85,7 @@ async def test_a_reset_link_works_once_and_ends_sessions_and_grants(mailed: tupl
         assert token not in stored["details"] and token.encode() not in bytes(stored["sealed"])
         assert await flow.pool.fetchval("SELECT sealed FROM authz_mail_outbox WHERE kind = 'password_reset'") is None
 
-        shown = await forgetful.client.get(f"/oauth/password/choose?token={token}")
+        shown = await open_link(forgetful, token)
         assert shown.status_code == 200 and "Choose a new password" in shown.text and user["email"] in shown.text
         done = await choose(forgetful, token)
         assert done.status_code == 303 and done.headers["location"] == "/oauth/account?done=reset"
@@ -109,7 +109,7 @@ async def test_a_reset_link_works_once_and_ends_sessions_and_grants(mailed: tupl
             },
         )
         assert again.status_code == 410 and "This link was used already" in again.text
-        assert (await forgetful.client.get(f"/oauth/password/choose?token={token}")).status_code == 410
+        assert (await open_link(forgetful, token)).status_code == 410
 
     # The old session and the grant ended, as an administrator's reset ends them.
     assert (await flow.client.get("/oauth/account")).status_code == 303
@@ -141,9 +141,9 @@ async def test_an_expired_link_is_refused_with_a_clear_page(mailed: tuple[Flow, 
     await ask_reset(flow, user["email"])
     assert await deliver(flow) == 1
     token = link_in(relay.accepted[0].message)
-    csrf = await form_token(flow, f"/oauth/password/choose?token={token}")
+    csrf = await link_form_token(flow, token)
     clock.advance(30 * 60)
-    shown = await flow.client.get(f"/oauth/password/choose?token={token}")
+    shown = await open_link(flow, token)
     assert shown.status_code == 410 and "This link has expired" in shown.text
     posted = await flow.client.post(
         "/oauth/password/choose", data={"csrf": csrf, "token": token, "password": NEW_PASSWORD, "again": NEW_PASSWORD}
@@ -179,8 +179,8 @@ async def test_a_newer_link_supersedes_the_earlier_one(mailed: tuple[Flow, SmtpR
     await ask_reset(flow, user["email"])
     assert await deliver(flow) == 2
     first, second = (link_in(a.message) for a in relay.accepted)
-    assert (await flow.client.get(f"/oauth/password/choose?token={first}")).status_code == 410
-    assert (await flow.client.get(f"/oauth/password/choose?token={second}")).status_code == 200
+    assert (await open_link(flow, first)).status_code == 410
+    assert (await open_link(flow, second)).status_code == 200
 
 
 async def test_a_link_of_another_person_changes_nothing(mailed: tuple[Flow, SmtpRelay]) -> None:
@@ -191,12 +191,12 @@ async def test_a_link_of_another_person_changes_nothing(mailed: tuple[Flow, Smtp
     token = link_in(relay.accepted[0].message)
     async with browser(flow) as someone:
         await sign_in(someone, other)
-        shown = await someone.client.get(f"/oauth/password/choose?token={token}")
+        shown = await open_link(someone, token)
         assert shown.status_code == 409 and "This link is for another account" in shown.text
         csrf = shown.text  # no form on the refusal page: post with a token of this browser's own page
         assert 'name="csrf"' not in csrf
     async with browser(flow) as holder:  # the link's page opened elsewhere, then posted by the other person's browser
-        csrf = await form_token(holder, f"/oauth/password/choose?token={token}")
+        csrf = await link_form_token(holder, token)
         link_cookie = holder.client.cookies.get("cs_link")
         async with browser(flow) as someone:
             await sign_in(someone, other)
@@ -223,7 +223,7 @@ async def test_forms_not_from_their_page_change_nothing(mailed: tuple[Flow, Smtp
     await ask_reset(flow, user["email"])
     assert await deliver(flow) == 1
     token = link_in(relay.accepted[0].message)
-    await form_token(flow, f"/oauth/password/choose?token={token}")
+    await link_form_token(flow, token)
     for csrf in ("", "0" * 64):
         posted = await flow.client.post(
             "/oauth/password/choose",

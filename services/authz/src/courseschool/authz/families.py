@@ -49,6 +49,7 @@ from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
 from .storage.events import PgEventStore
 from .storage.grants import PgGrantStore
+from .storage.held_links import RedisHeldLinks
 from .storage.interactions import RedisInteractionStore
 from .storage.keys import PgKeyStore
 from .storage.mail_outbox import PgMailOutbox
@@ -150,6 +151,7 @@ class AccountPages:
     passkeys: Passkeys  # the person's passkeys: added, named, removed
     page_key: bytes
     links: PgAccountLinkStore  # invitations and password resets by e-mail
+    held_links: RedisHeldLinks  # a link's token, held for the browser that opened it
     passwords: PasswordWork  # a new password hashed, the password re-entered checked
     limits: Limits  # "Forgot your password?" and a re-entered password, like a sign-in
 

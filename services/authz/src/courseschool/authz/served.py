@@ -26,6 +26,7 @@ from .storage.client_metadata import DocumentWeb, MetadataDocumentFetcher
 from .storage.codes import PgCodeStore
 from .storage.connected_apps import PgConnectedAppStore
 from .storage.consents import PgConsentStore
+from .storage.held_links import RedisHeldLinks
 from .storage.interactions import RedisInteractionStore
 from .storage.mail_outbox import PgMailOutbox
 from .storage.notices import PgNoticeStore
@@ -151,6 +152,7 @@ class Served:
             passkeys=self.passkeys,
             page_key=self.page_key,
             links=s.links,
+            held_links=RedisHeldLinks(s.redis, s.settings.interaction_ttl),
             passwords=s.passwords,
             limits=self.limits,
         )

@@ -2,11 +2,15 @@
 
 - GET /oauth/password/forgot: "Forgot your password?", an address to send a link to;
   POST answers the same page whether or not the address has an account (`?sent=1`).
-- GET /oauth/password/choose?token=...: the link's page, where the person chooses a
-  password (an invitation's first, or a new one); POST (the token in the form, never in
-  a logged path) sets it and signs the browser in, or leads to /oauth/password/done when
-  a second step is the person's. A link used, expired, unknown or another person's: a
-  page saying which, and nothing changed.
+- GET /oauth/password/choose?token=...: the link as e-mailed. A usable link's token is
+  held for this browser (its `cs_link` cookie, storage/held_links.py, a few minutes) and
+  the answer is a redirect to /oauth/password/choose without it, so no access log,
+  history entry or later redirect carries the token (and none is ever made with one).
+- GET /oauth/password/choose: the link's page, where the person chooses a password (an
+  invitation's first, or a new one); POST sets it and signs the browser in, or leads to
+  /oauth/password/done when a second step is the person's. A link used, expired,
+  unknown or another person's, or none held for this browser: a page saying which, and
+  nothing changed.
 
 No session exists yet, so each form's CSRF token is bound to a cookie of these pages'
 own (as the sign-in page's): another site can neither post a reset for someone nor sign
@@ -101,27 +105,41 @@ def _refused(exc: LinkRefused) -> Response[Any]:
 
 @get(CHOOSE, opt=PAGE)
 async def choose_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    token = request.query_params.get("token") or ""
+    signed_in_as = await _signed_in_as(request, account)
+    if "token" in request.query_params:  # the link as e-mailed: held, then out of the URL
+        token = request.query_params.get("token") or ""
+        try:
+            await usable_link(account, token, signed_in_as=signed_in_as)
+        except LinkRefused as exc:
+            return _refused(exc)
+        binding = _binding(request)
+        await account.held_links.hold(binding, token)
+        return see_other(CHOOSE, cookies=[_link_cookie(account, binding)])
+    binding = _binding(request)
     try:
-        link = await usable_link(account, token, signed_in_as=await _signed_in_as(request, account))
+        link = await usable_link(account, await _held(request, account), signed_in_as=signed_in_as)
     except LinkRefused as exc:
         return _refused(exc)
-    binding = _binding(request)
     return render(
         "choose_password.html",
         invitation=link.purpose == INVITATION,
         email=link.email,
-        token=token,
         csrf=page_forms.form_token(account, CHOOSE_PURPOSE, binding),
         error=CHOICE_ERRORS.get(request.query_params.get("failed") or ""),
         cookies=[_link_cookie(account, binding)],
     )
 
 
+async def _held(request: Request[Any, Any, Any], account: AccountPages) -> str:
+    """The token of the link this browser opened ("": none, which no link is)."""
+    return await account.held_links.held(request.cookies.get(LINK_COOKIE)) or ""
+
+
 @post(CHOOSE, opt=PAGE)
 async def choose_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
     fields = await _checked(request, account, CHOOSE_PURPOSE)
-    token = fields.get("token", "")
+    # A page the previous release served carries the token in its form.
+    token = await _held(request, account) or fields.get("token", "")
     try:
         chosen = await choose_password(
             account,
@@ -134,9 +152,10 @@ async def choose_submit(request: Request[Any, Any, Any], account: AccountPagesDe
         )
     except LinkRefused as exc:
         return _refused(exc)
-    except InvalidRequestError as exc:  # the password: the link stays usable
+    except InvalidRequestError as exc:  # the password: the link stays usable (and held)
         failed = "differ" if exc.description == PASSWORDS_DIFFER else "rule"
-        return see_other(f"{CHOOSE}?{urlencode({'token': token, 'failed': failed})}")
+        return see_other(f"{CHOOSE}?{urlencode({'failed': failed})}")
+    await account.held_links.drop(request.cookies.get(LINK_COOKIE) or "")
     if chosen.session_id is None:
         return see_other(f"{DONE}?{urlencode({'invited': '1' if chosen.purpose == INVITATION else '0'})}")
     cookie = session_cookie(account.settings, chosen.session_id, account.settings.session_ttl)
