@@ -12,7 +12,8 @@ from courseschool.authz.storage.second_step import ENROL_TTL
 from courseschool.common.clock import FrozenClock
 
 from .apps_page import CSRF, browser
-from .flow import Flow
+from .flow import Flow, pkce_pair
+from .test_school_requires_two_step import require
 from .test_two_step_sign_in import SECRET, _frozen, enrol_on_security_page, standalone_sign_in  # noqa: F401
 
 
@@ -105,3 +106,38 @@ async def test_housekeeping_removes_unconfirmed_apps_an_hour_old(flow: Flow) -> 
     assert (await housekeeping(flow.client.app.state.authz))["unconfirmed_totp"] == 1
     kept = {str(r["user_id"]) for r in await flow.pool.fetch("SELECT user_id FROM authz_totp")}
     assert kept == {fresh["id"], done["id"]}
+
+
+async def _enrolment_secret(flow: Flow, person: dict[str, str]) -> str:
+    """The secret the standalone sign-in's required set-up shows (no session yet)."""
+    first = await standalone_sign_in(flow, person, "/oauth/apps")
+    page = await flow.client.get(first.headers["location"])
+    assert "Set up two-step sign-in" in page.text, page.text
+    return SECRET.search(page.text).group(1).replace(" ", "")
+
+
+async def test_the_sign_ins_required_set_up_is_bound_to_that_sign_in(flow: Flow) -> None:
+    """Where the school requires two steps, the set-up comes between the password and
+    the session: whoever knew the password reached it without one."""
+    school = await flow.school()
+    owner = await flow.user("owner", school=school)
+    async with browser(flow) as settings:
+        await standalone_sign_in(settings, owner, "/oauth/school/security")
+        await require(settings, "everyone")
+    student = await flow.user("student", school=school)
+    async with browser(flow) as attacker:
+        planted = await _enrolment_secret(attacker, student)
+    async with browser(flow) as own:
+        assert await _enrolment_secret(own, student) != planted
+    # Through an app's sign-in (the interaction's step) too.
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    async with browser(flow) as attacker:
+        start = await attacker.start(attacker.authorize_params(reg, challenge))
+        await attacker.login(start.headers["location"], student)
+        page, _ = await attacker.page(start.headers["location"])
+        planted = SECRET.search(page.text).group(1).replace(" ", "")
+        again, _ = await attacker.page(start.headers["location"])
+        assert SECRET.search(again.text).group(1).replace(" ", "") == planted  # the same step: the same secret
+    async with browser(flow) as own:
+        assert await _enrolment_secret(own, student) != planted
