@@ -77,7 +77,12 @@ def platform_b(
     """A second replica sharing the first one's Postgres, Redis, key-encryption key and
     public origin (the issuer); it listens on a port of its own."""
     data_dir = tmp_path_factory.mktemp("platform-b-data")
-    with running_platform(database_url, redis_url, kek, data_dir, base_url=platform.base_url) as running:
+    # One mail delivery per outbox: the first replica's sends to the catcher the tests
+    # read (its data folder); this one's first pass would come only after a day.
+    quiet = {"MAIL_INTERVAL": "86400"}
+    with running_platform(
+        database_url, redis_url, kek, data_dir, base_url=platform.base_url, extra_env=quiet
+    ) as running:
         yield running
 
 

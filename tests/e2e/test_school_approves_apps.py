@@ -23,6 +23,7 @@ import pytest
 
 from courseschool.authz.protocol.school_policy import PENDING
 
+from ..support.infra import temporary_database_blocking
 from ..support.oauth_client import authorization_request, discover, exchange_code, register
 from ..support.smtp import SmtpRelay, smtp_relay
 from .conftest import CallbackServer, Platform, running_platform
@@ -31,6 +32,15 @@ from .test_pages_look import VIEWPORTS, _admin, _sign_in, axe_source, device, lo
 pytestmark = pytest.mark.browser
 
 MAIL_FROM = "Course School <no-reply@school.example>"
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_admin_url: str, migrated_template: str) -> Iterator[str]:
+    """This module's database, apart from the session's platform's: that platform runs a
+    mail delivery of its own (to make run's catcher), which would otherwise claim the
+    messages this module's relay waits for."""
+    with temporary_database_blocking(postgres_admin_url, "cs_e2e_mail", template=migrated_template) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ import asyncio
 import time
 
 import pytest
+import redis.asyncio as aioredis
+import redis.exceptions
 
 from courseschool.common.clock import FrozenClock
 from courseschool.common.dpop import DpopChecker, DpopPolicy, ProofTarget
@@ -43,6 +45,21 @@ async def _refused(checker: DpopChecker, proof: str, why: str) -> None:
         await checker.check(_at(proof))
 
 
+async def _reaches_the_master(client: aioredis.Redis, bound: float = 30.0) -> None:
+    """A condition, not a wait: the client answers a write on the promoted master (right
+    after the promotion, a client's first connections may still find no master, and the
+    checker then holds proofs in its process's memory, as while Redis is away)."""
+    deadline = time.monotonic() + bound
+    while True:
+        try:
+            await client.set("dpop-test:reachable", "1", ex=5)
+            return
+        except (redis.exceptions.RedisError, OSError):  # no master yet, a read-only replica, a reset connection
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
 async def test_a_proof_id_redis_lost_is_replayable_once_and_only_within_its_iat_window(
     sentinels: RedisWithSentinels,  # noqa: F811 - the fixture
 ) -> None:
@@ -64,6 +81,8 @@ async def test_a_proof_id_redis_lost_is_replayable_once_and_only_within_its_iat_
         for proof in taken_while_away:
             await here.check(_at(proof))  # Redis is away: this process's memory takes them
         await asyncio.to_thread(sentinels.wait_for_promotion)
+        for client in clients:  # the sentinels name the new master to each client: wait until both reach it
+            await _reaches_the_master(client)
 
         for checker in (here, elsewhere):  # the promoted replica has the copied id
             await _refused(checker, copied, "used before")

@@ -20,7 +20,7 @@ from courseschool.common.clock import FrozenClock
 from ..support.smtp import SmtpRelay
 from .apps_page import CSRF, browser, text
 from .flow import Flow
-from .mailbox import deliver, link_in, mailed_app, sign_in, text_of
+from .mailbox import deliver, link_in, mailed_app, open_link, sign_in, text_of
 from .test_invitations import CHOSEN, signs_in
 
 PAGE = "/oauth/school/people"
@@ -90,10 +90,11 @@ async def test_an_owner_invites_and_the_link_signs_the_person_in(mailed: tuple[F
     assert "Hello Ada Lovelace" in text_of(message)
     token = link_in(message)
     async with browser(flow) as newcomer:
-        chosen = await newcomer.client.get(f"/oauth/password/choose?token={token}")
-        csrf = CSRF.search(chosen.text).group(1)
+        chosen = await open_link(newcomer, token)  # the token held for this browser, out of the URL
+        found = CSRF.search(chosen.text)
+        assert found, chosen.text
         set_it = await newcomer.client.post(
-            "/oauth/password/choose", data={"csrf": csrf, "token": token, "password": CHOSEN, "again": CHOSEN}
+            "/oauth/password/choose", data={"csrf": found.group(1), "password": CHOSEN, "again": CHOSEN}
         )
         assert set_it.status_code == 303 and set_it.headers["location"] == "/oauth/account?done=welcome"
     assert await signs_in(flow, "ada@example.test", CHOSEN)
@@ -193,8 +194,8 @@ async def test_inviting_again_sends_a_new_link_and_the_rate_is_bounded(mailed: t
     first, second = (link_in(m.message) for m in relay.accepted)
     assert first != second
     async with browser(flow) as newcomer:
-        assert "Choose your password" not in (await newcomer.client.get(f"/oauth/password/choose?token={first}")).text
-        assert "Choose your password" in (await newcomer.client.get(f"/oauth/password/choose?token={second}")).text
+        assert "Choose your password" not in (await open_link(newcomer, first)).text
+        assert "Choose your password" in (await open_link(newcomer, second)).text
     assert text((await flow.client.get(PAGE)).text).count("again@example.test") == 1
     for n in range(2):  # RATE_INVITATIONS_PER_OWNER is 4 an hour here
         assert (await invite(flow, email=f"more{n}@example.test", name="M", role="student")).status_code == 303

@@ -333,12 +333,14 @@ async def temporary_database(
 
 
 @contextlib.contextmanager
-def temporary_database_blocking(admin_url: str, prefix: str = "cs_test") -> Iterator[str]:
+def temporary_database_blocking(
+    admin_url: str, prefix: str = "cs_test", *, template: str | None = None
+) -> Iterator[str]:
     """`temporary_database` for code that is not async (a synchronous fixture or test):
     the creation and the drop run on an event loop of their own, so the thread's current
     loop (pytest-asyncio's, shared with the async tests) is left alone."""
     loop = asyncio.new_event_loop()
-    database = temporary_database(admin_url, prefix)
+    database = temporary_database(admin_url, prefix, template=template)
     try:
         url = loop.run_until_complete(database.__aenter__())
         try:
