@@ -2,12 +2,14 @@
 browser's at /authorize, or the one its sign-in form opened): a password reset, a
 sign-out, "sign out everywhere else", an admin's reset of the person's second factors
 end that session, and with it the interaction's say. What it could still show or
-decide goes back to its sign-in form; nothing is granted."""
+decide goes back to its sign-in form; nothing is granted. So does a sign-in still
+waiting at its second step whose password is no longer the person's (waiting_step.py)."""
 
 from __future__ import annotations
 
 from ..families import SignInPages
 from ..storage.interactions import Interaction
+from .waiting_step import SIGN_IN_AGAIN, step_person
 
 
 async def sign_in_lives(c: SignInPages, interaction: Interaction) -> bool:
@@ -18,8 +20,16 @@ async def sign_in_lives(c: SignInPages, interaction: Interaction) -> bool:
 
 
 async def forget_ended_sign_in(c: SignInPages, interaction: Interaction) -> None:
-    """The interaction signed in by a session that ended: back to its sign-in form."""
-    if interaction.user_id is None or await sign_in_lives(c, interaction):
+    """The interaction signed in by a session that ended, or waiting at a second step
+    that no longer stands: back to its sign-in form."""
+    if interaction.user_id is None:
+        step = interaction.second_step
+        if step is None or await step_person(c, step) is not None:
+            return
+        interaction.unbind()
+        interaction.login_error = SIGN_IN_AGAIN
+    elif await sign_in_lives(c, interaction):
         return
-    interaction.unbind()
+    else:
+        interaction.unbind()
     await c.interactions.save(interaction)

@@ -13,7 +13,8 @@ from ..protocol.passkeys import RelyingParty, registration_options, relying_part
 from ..protocol.second_factors import new_recovery_codes
 from ..storage.second_step import SecondStep
 from .passkeys import MAX_PASSKEYS, register_passkey
-from .signin import SignedIn, _account, _open_session
+from .signin import SignedIn, _account, _open_session, stale
+from .waiting_step import step_person
 
 ENROL = "enrol"  # the challenges' purpose
 PASSKEY_NOT_SAVED = (
@@ -29,8 +30,8 @@ async def enrolment_options(c: SignInPages, step: SecondStep, binding: str | Non
     rp = relying_party(c.settings.base_url)
     if not isinstance(rp, RelyingParty) or step.what != "enrol" or not binding:
         return None
-    user = await c.users.get(step.user_id)
-    if user is None or user.disabled:
+    user = await step_person(c, step)
+    if user is None:
         return None
     keys = await c.passkeys.keys.of_user(user.id)
     if len(keys) >= MAX_PASSKEYS:
@@ -58,9 +59,11 @@ async def enrol_passkey(
     client_id: str | None,
 ) -> tuple[SignedIn, list[str]] | None:
     """The browser's new passkey verified and kept: the sign-in completes, with the new
-    recovery codes to show once. None: refused (`step.failures` counted)."""
-    user = await c.users.get(step.user_id)
-    if user is None or user.disabled or step.what != "enrol":
+    recovery codes to show once. None: refused (`step.failures` counted; a step that
+    no longer stands, `stale`)."""
+    user = await step_person(c, step) if step.what == "enrol" else None
+    if user is None:
+        stale(step)
         return None
     challenge = await c.passkeys.challenges.take(ENROL, binding)
     rp = relying_party(c.settings.base_url)

@@ -33,7 +33,8 @@ from ..storage.passkeys import Passkey
 from ..storage.second_step import SecondStep
 from .interaction import EXPIRED, EXPIRED_ADVICE
 from .interaction_second_step import login_enrol_passkey
-from .signin import MAX_FAILURES, TOO_MANY_CODES, SignedIn, _account, _failed, _not_locked, _open_session
+from .signin import MAX_FAILURES, TOO_MANY_CODES, SignedIn, _account, _failed, _not_locked, _open_session, stale
+from .waiting_step import step_person
 
 SIGN_IN = "sign-in"  # the challenges' purposes
 SECOND_STEP = "second-step"
@@ -55,7 +56,7 @@ async def second_step_options(c: SignInPages, step: SecondStep, binding: str) ->
     """The options of the second step with one of the person's passkeys; None: they have
     none (or passkeys are not available here)."""
     rp = relying_party(c.settings.base_url)
-    if not isinstance(rp, RelyingParty) or step.what != "verify":
+    if not isinstance(rp, RelyingParty) or step.what != "verify" or await step_person(c, step) is None:
         return None
     keys = await c.passkeys.keys.of_user(step.user_id)
     if not keys:
@@ -102,10 +103,11 @@ async def passkey_second_step(
     client_id: str | None,
 ) -> SignedIn | None:
     """The second step with one of the person's own passkeys; None: refused (counted in
-    `step.failures` and the lockout, as a wrong code is)."""
+    `step.failures` and the lockout, as a wrong code is; a step that no longer stands, `stale`)."""
     await c.limits.count("rate_login_per_ip", ip)
-    user = await c.users.get(step.user_id)
-    if user is None or user.disabled or step.what != "verify":
+    user = await step_person(c, step) if step.what == "verify" else None
+    if user is None:
+        stale(step)
         return None
     account = _account(user.email)
     await _not_locked(c, account, ip, client_id)

@@ -23,6 +23,7 @@ from ..protocol.second_factors import (
 from ..storage.second_factors import Factors
 from ..storage.second_step import SecondStep
 from .account_changes import tell
+from .waiting_step import step_person
 
 NOT_OWNER = "this page is for the school's owners"
 ALREADY = "an authenticator app is already set up; remove it first to set up another"
@@ -119,8 +120,8 @@ class EnrolmentView(msgspec.Struct, frozen=True, kw_only=True):
 async def required_enrolment(c: SignInPages, step: SecondStep, *, by: str) -> EnrolmentView:
     """The authenticator app the school requires, set up between the password and the
     session; `by`, the sign-in (its binding)."""
-    user = await c.users.get(step.user_id)
-    if user is None or step.what != "enrol":
+    user = await step_person(c, step) if step.what == "enrol" else None
+    if user is None:
         raise InvalidRequestError("the sign-in has expired", advice="Sign in again.")
     school_name = await c.users.school_name(user.school_id) or "Your school"
     return EnrolmentView(enrolment=await begin_totp(c, user, by=by), school_name=school_name)

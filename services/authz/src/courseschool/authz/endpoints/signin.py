@@ -23,8 +23,10 @@ from ..protocol.second_factors import (
     normalised_code,
 )
 from ..storage.second_step import SecondStep
+from ..storage.users import credential_version
 from .account_changes import tell
 from .second_factors import confirm_totp
+from .waiting_step import step_person
 
 LOGIN_FAILED = "The email or password is not right."
 WRONG_CODE = "That code is not right, or was used already. Try the code your app shows now, or a recovery code."
@@ -64,14 +66,15 @@ async def sign_in(
         return None
     if checked.new_hash:
         await c.users.set_password_hash(user.id, checked.new_hash)
+    credential = credential_version(checked.new_hash or password_hash or "")
     # The address's failures at the account are forgotten only when the whole sign-in
     # succeeds: a right password must not wipe the count of the codes guessed after it.
     if (await c.second_factors.factors(user.id)).any:
         audit("login_password_accepted", actor="user", subject=user.id, client_id=client_id, ip=ip, next="code")
-        return SecondStep(user_id=user.id, what="verify")
+        return SecondStep(user_id=user.id, what="verify", credential=credential)
     if covered(await c.second_factors.two_step_rule(user.school_id), user.role):
         audit("login_password_accepted", actor="user", subject=user.id, client_id=client_id, ip=ip, next="enrol")
-        return SecondStep(user_id=user.id, what="enrol")
+        return SecondStep(user_id=user.id, what="enrol", credential=credential)
     return await _open_session(c, user, account, ip=ip, agent=agent, client_id=client_id, factor="password")
 
 
@@ -82,10 +85,11 @@ async def second_step(
     step) or a recovery code (once). The same per-address rate and the same lockout as
     the password (a wrong code counts as a failed sign-in of the account); None: not
     right (`step.failures` counted: past MAX_FAILURES the caller starts the sign-in
-    again)."""
+    again), or the step no longer stands (`stale`)."""
     await c.limits.count("rate_login_per_ip", ip)
-    user = await c.users.get(step.user_id)
-    if user is None or user.disabled:
+    user = await step_person(c, step)
+    if user is None:
+        stale(step)
         return None
     account = _account(user.email)
     await _not_locked(c, account, ip, client_id)
@@ -108,9 +112,11 @@ async def enrol_second_step(
     """The school requires a second factor the person had not set up: the app they set
     up now (second_factors.begin_totp, then a code it shows) completes the sign-in; the
     new recovery codes come back to be shown once, and the person is told by e-mail (as
-    from the security page, `add_totp`). None: the code was not right."""
-    user = await c.users.get(step.user_id)
-    if user is None or user.disabled or step.what != "enrol":
+    from the security page, `add_totp`). None: the code was not right, or the step no
+    longer stands (`stale`)."""
+    user = await step_person(c, step) if step.what == "enrol" else None
+    if user is None:
+        stale(step)
         return None
     codes = await confirm_totp(c, user, code, ip=ip)
     if codes is None:
@@ -123,6 +129,12 @@ async def enrol_second_step(
 
 
 MAX_FAILURES = 5  # wrong codes in one sign-in before the password is asked again
+
+
+def stale(step: SecondStep) -> None:
+    """A step that no longer stands (waiting_step.py) takes nothing more: counted out,
+    so the caller asks for the password again."""
+    step.failures = max(step.failures, MAX_FAILURES)
 
 
 def _account(email: str) -> str:

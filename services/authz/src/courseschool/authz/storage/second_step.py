@@ -33,6 +33,7 @@ class SecondStep(msgspec.Struct, kw_only=True):
     user_id: str
     what: Literal["verify", "enrol"]
     failures: int = 0  # wrong codes in this sign-in; past MAX_FAILURES it starts again
+    credential: str = ""  # users.credential_version of the password accepted: a new one ends the step
 
 
 class RedisSecondStepStore:
@@ -46,8 +47,15 @@ class RedisSecondStepStore:
         raw = cast(bytes | None, await self._redis.get(_PENDING + digest(binding).hex()))
         return msgspec.msgpack.decode(raw, type=SecondStep) if raw else None
 
-    async def save(self, binding: str, step: SecondStep) -> None:
+    async def begin(self, binding: str, step: SecondStep) -> None:
+        """A new step, for the store's time limit from now."""
         await self._redis.set(_PENDING + digest(binding).hex(), msgspec.msgpack.encode(step), ex=self._ttl)
+
+    async def save(self, binding: str, step: SecondStep) -> None:
+        """Keep its changes (a wrong code counted), not its time: a step's lifetime is
+        fixed when it begins, however many codes are tried."""
+        encoded = msgspec.msgpack.encode(step)
+        await self._redis.set(_PENDING + digest(binding).hex(), encoded, keepttl=True, xx=True)
 
     async def drop(self, binding: str) -> None:
         await self._redis.delete(_PENDING + digest(binding).hex())

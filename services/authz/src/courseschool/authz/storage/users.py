@@ -6,6 +6,8 @@ import uuid
 
 import asyncpg
 
+from courseschool.common.secrets import digest
+
 from ..passwords import NO_PASSWORD
 from ..protocol.emails import canonical_email
 from ..protocol.models import User
@@ -25,6 +27,12 @@ def user_columns(table: str = "", prefix: str = "") -> str:
     )
 
 
+def credential_version(password_hash: str) -> str:
+    """What a sign-in waiting at its second step remembers of the password it accepted:
+    a digest of its hash (salted: any new password, by reset or change, gives another)."""
+    return digest(f"credential:{password_hash}").hex()[:32]
+
+
 def user_from(row: asyncpg.Record, prefix: str = "") -> User:
     return User(**{name: row[prefix + name] for name in _FIELDS})
 
@@ -34,6 +42,7 @@ _COLUMNS = user_columns()
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
 _GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE email_canonical = $1"
 _SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
+_PASSWORD_HASH = "SELECT password_hash FROM authz_users WHERE id = $1 AND disabled_at IS NULL"
 _AWAITING_PASSWORD = "SELECT password_hash = $2 FROM authz_users WHERE id = $1"
 _SCHOOL_NAME = "SELECT name FROM authz_schools WHERE id = $1"
 _INSERT_SCHOOL = """
@@ -71,6 +80,15 @@ class PgUserStore:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> None:
         await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
+
+    async def credential(self, user_id: str) -> str | None:
+        """The person's `credential_version` now; None: no such person, or disabled."""
+        try:
+            uid = uuid.UUID(user_id)
+        except ValueError:
+            return None
+        password_hash = await self._pool.fetchval(_PASSWORD_HASH, uid)
+        return credential_version(password_hash) if password_hash is not None else None
 
     async def awaiting_password(self, user_id: str) -> bool:
         """Invited, and no password chosen yet (passwords.NO_PASSWORD)."""

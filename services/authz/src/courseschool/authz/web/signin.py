@@ -42,6 +42,7 @@ from ..endpoints.signin import (
     signed_in_user,
 )
 from ..endpoints.signin import SignedIn as Done
+from ..endpoints.waiting_step import standalone_step
 from ..families import SignInPages
 from ..protocol.models import User
 from ..settings import AuthzSettings
@@ -155,7 +156,7 @@ async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) 
     if outcome is None:
         return see_other(f"{signin_url(next_page)}&failed=1")
     if isinstance(outcome, SecondStep):
-        await pages.second_steps.save(binding, outcome)
+        await pages.second_steps.begin(binding, outcome)
         return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page})}")
     return await _signed_in(request, pages, outcome.session_id, next_page)
 
@@ -198,7 +199,7 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
     """After the password: the code, or the second factor the school requires set up."""
     next_page = _next(request.query_params.get("next"))
     binding = request.cookies.get(SIGNIN_COOKIE)
-    step = await pages.second_steps.get(binding)
+    step = await standalone_step(pages, binding)
     if step is None or binding is None:  # expired, or never began: the password first
         return see_other(signin_url(next_page))
     csrf = page_forms.form_token(pages, SECOND_PURPOSE, binding)
@@ -244,7 +245,7 @@ Outcome = Done | tuple[Done, list[str]] | None  # a second step's: with the code
 async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
     fields = await form_fields(request)
     binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
-    step = await pages.second_steps.get(binding)
+    step = await standalone_step(pages, binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
     code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
@@ -261,7 +262,7 @@ async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: Sig
     """A passkey as the second step, or set up as the second factor the school requires."""
     fields = await form_fields(request)
     binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
-    step = await pages.second_steps.get(binding)
+    step = await standalone_step(pages, binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
     credential, ip, agent = fields.get("credential", ""), client_ip(request), client_agent(request)

@@ -1,0 +1,36 @@
+"""A sign-in waiting at its second step (the password was right; a code, a passkey, or
+the second factor the school requires is awaited) stands only while the password it
+accepted is still the person's and the person is not disabled: a password reset (by the
+person or an administrator) or a change ends it, as it ends their sessions
+(password_reset.end_sessions_and_grants), so whoever held the old password cannot finish
+it afterwards. Every page that shows a step and every completion asks `step_person`."""
+
+from __future__ import annotations
+
+from courseschool.common.secrets import same
+
+from ..families import SignInPages
+from ..protocol.models import User
+from ..storage.second_step import SecondStep
+
+SIGN_IN_AGAIN = "Your account changed since you typed your password. Sign in again."
+
+
+async def step_person(c: SignInPages, step: SecondStep) -> User | None:
+    """The person `step` is for, while it stands; None: it is stale (sign in again)."""
+    user = await c.users.get(step.user_id)
+    if user is None or user.disabled or not step.credential:
+        return None
+    current = await c.users.credential(user.id)
+    return user if current is not None and same(current, step.credential) else None
+
+
+async def standalone_step(c: SignInPages, binding: str | None) -> SecondStep | None:
+    """The sign-in page's waiting step of this browser; a stale one is forgotten (None)."""
+    step = await c.second_steps.get(binding)
+    if step is None or binding is None:
+        return None
+    if await step_person(c, step) is None:
+        await c.second_steps.drop(binding)
+        return None
+    return step

@@ -1,0 +1,100 @@
+"""A sign-in stopped at its second step (the password was right; a code, a passkey, or
+the factor the school requires is awaited) stands only while that password is still the
+person's: after a reset, whoever typed the old one cannot finish it, on the
+interaction's pages or on the standalone sign-in page. The standalone step's lifetime is
+fixed when it begins: wrong codes do not stretch it."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyotp
+
+from courseschool.authz.endpoints.admin import AdminService
+from courseschool.authz.endpoints.waiting_step import SIGN_IN_AGAIN
+from courseschool.common.clock import FrozenClock
+
+from .apps_page import CSRF, browser
+from .flow import Flow, pkce_pair
+from .mailbox import components
+from .test_school_requires_two_step import PAGE, require
+from .test_two_step_sign_in import (
+    SECRET,
+    _frozen,  # noqa: F401  (the app's clock, which codes are computed at)
+    code_at,
+    person_with_app,
+    sessions,
+    standalone_sign_in,
+    to_second_step,
+)
+
+
+async def _reset_password(flow: Flow, user_id: str) -> None:
+    admin = AdminService(components(flow).administration, actor="admin-cli", source="tester@host")
+    await admin.reset_password(user_id)
+
+
+async def test_a_pending_enrolment_cannot_finish_after_a_reset(flow: Flow, clock: FrozenClock) -> None:
+    school = await flow.school()
+    owner = await flow.user("owner", school=school)
+    async with browser(flow) as settings:
+        await standalone_sign_in(settings, owner, PAGE)
+        await require(settings, "staff")
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    interaction = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    await flow.login(interaction, owner)  # whoever had the old password: the set-up awaited
+    page, csrf = await flow.page(interaction)
+    secret = SECRET.search(page.text).group(1).replace(" ", "")  # type: ignore[union-attr]
+    await _reset_password(flow, owner["id"])  # the account is recovered
+    before = await sessions(flow)
+    page, csrf = await flow.page(interaction)
+    assert f'action="{interaction}/login"' in page.text and SIGN_IN_AGAIN in page.text
+    assert not SECRET.search(page.text)
+    done = await flow.client.post(
+        f"{interaction}/second-step", data={"csrf": csrf, "code": pyotp.TOTP(secret).at(clock.now())}
+    )
+    assert done.status_code == 400 and "cs_session=" not in done.headers.get("set-cookie", "")
+    assert await sessions(flow) == before
+    assert await flow.count(f"authz_totp WHERE user_id = '{owner['id']}' AND confirmed_at IS NOT NULL") == 0
+
+
+async def test_a_pending_code_cannot_finish_after_a_reset(flow: Flow) -> None:
+    user, secret, _ = await person_with_app(flow)
+    reg = await flow.register()
+    interaction, csrf = await to_second_step(flow, reg, user)
+    await _reset_password(flow, user["id"])
+    before = await sessions(flow)
+    done = await flow.client.post(f"{interaction}/second-step", data={"csrf": csrf, "code": code_at(secret, flow)})
+    assert done.status_code == 400 and "cs_session=" not in done.headers.get("set-cookie", "")
+    assert await sessions(flow) == before
+    page, _ = await flow.page(interaction)
+    assert f'action="{interaction}/login"' in page.text and SIGN_IN_AGAIN in page.text
+
+
+async def test_the_standalone_step_cannot_finish_after_a_reset(flow: Flow) -> None:
+    user, secret, _ = await person_with_app(flow)
+    first = await standalone_sign_in(flow, user, "/oauth/apps")
+    step_url = first.headers["location"]
+    step = await flow.client.get(step_url)
+    csrf = CSRF.search(step.text).group(1)  # type: ignore[union-attr]
+    await _reset_password(flow, user["id"])
+    before = await sessions(flow)
+    assert (await flow.client.get(step_url)).headers["location"].startswith("/oauth/signin?")
+    done = await flow.client.post(step_url, data={"csrf": csrf, "code": code_at(secret, flow)})
+    assert done.headers["location"].startswith("/oauth/signin?")
+    assert "cs_session=" not in done.headers.get("set-cookie", "")
+    assert await sessions(flow) == before
+
+
+async def test_wrong_codes_do_not_stretch_the_standalone_step(flow: Flow) -> None:
+    user, _, _ = await person_with_app(flow)
+    first = await standalone_sign_in(flow, user, "/oauth/apps")
+    step = await flow.client.get(first.headers["location"])
+    csrf = CSRF.search(step.text).group(1)  # type: ignore[union-attr]
+    binding = flow.client.cookies["cs_signin"]
+    key = "authz:second-step:" + hashlib.sha256(binding.encode()).hexdigest()
+    await flow.redis.expire(key, 100)  # whatever was left of its time
+    wrong = await flow.client.post(first.headers["location"], data={"csrf": csrf, "code": "000000"})
+    assert wrong.headers["location"].endswith("failed=code")
+    assert 0 < await flow.redis.ttl(key) <= 100
