@@ -3,7 +3,8 @@ no second factor, right after the password), in place of an authenticator app: W
 registration (§7.1) against a challenge of the page's browser (the interaction's cookie,
 or the sign-in page's), taken on the first answer. Set up, it completes the sign-in as
 the app's first code does (`signin.enrol_second_step`): the session, a `login_succeeded`
-event naming the factor (`password+passkey`), and ten recovery codes to show once. A
+event naming the factor (`password+passkey`), ten recovery codes to show once, and the
+person told by e-mail (as of a passkey added on the security page, `add_passkey`). A
 refused answer changes nothing and counts in `step.failures` as a wrong code does."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ..families import SignInPages
 from ..protocol.passkeys import RelyingParty, registration_options, relying_party
 from ..protocol.second_factors import new_recovery_codes
 from ..storage.second_step import SecondStep
+from .account_changes import tell
 from .passkeys import MAX_PASSKEYS, register_passkey
 from .signin import SignedIn, _account, _open_session, stale
 from .waiting_step import step_person
@@ -71,6 +73,7 @@ async def enrol_passkey(
     if added is None:
         step.failures += 1
         return None
+    await tell(c, user, "passkey_added", ip=ip, agent=agent)
     codes = added.recovery_codes
     if codes is None:  # a factor set up meanwhile (another browser): new codes all the same
         codes = new_recovery_codes()
