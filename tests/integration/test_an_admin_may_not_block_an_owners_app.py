@@ -72,3 +72,24 @@ async def test_an_admin_blocks_what_no_owner_decided_and_an_owner_blocks_anythin
     assert (await _block(flow, owners_app["client_id"])).status_code == 303
     assert (await life.refresh(owners_app, owners["refresh_token"])).status_code == 400
     assert await _refusals(flow) == []
+
+
+async def test_an_admin_may_not_block_a_look_alike_of_an_app_an_owner_approved(flow: Flow) -> None:
+    """A block covers every self-registered app of its name: blocking another
+    registration named as the approved one would undo the owner's approval all the same."""
+    school = await flow.school("look-alike")
+    owner, admin = await flow.user("owner", school=school), await flow.user("admin", school=school)
+    student = await flow.user("student", school=school)
+    approved = await flow.register(client_name="Grading Agent")
+    flow.client.cookies.clear()
+    students = await flow.tokens(approved, student)
+    await _sign_in_as(flow, owner)
+    assert (await _approve_on_page(flow, approved["client_id"])).status_code == 303
+    look_alike = await flow.register(client_name="Grading Agent")  # in use at the school, as the block page lists
+    flow.client.cookies.clear()
+    await flow.tokens(look_alike, await flow.user("student", school=school))
+    await _sign_in_as(flow, admin)
+    assert (await _block(flow, look_alike["client_id"])).status_code == 403
+    assert await flow.count("authz_school_block_keys") == 0
+    assert (await Lifecycle(flow).refresh(approved, students["refresh_token"])).status_code == 200
+    assert await _refusals(flow) == [("security", look_alike["client_id"], "admin")]

@@ -159,7 +159,7 @@ async def block(c: AccountPages, user: User, client_id: str, *, ip: str) -> int:
     if client is None:
         raise NotFoundError(advice="There is no such app.")
     keys = keys_to_block(client)
-    if user.role != "owner" and await _owners_decision(c, user.school_id, client_id, {key for _, key in keys}):
+    if user.role != "owner" and await _owners_decision(c, user.school_id, {key for _, key in keys}):
         _refused("app_block_refused", user, client_id, ip=ip)
         raise ForbiddenError(
             detail=OWNERS_DECISION,
@@ -206,13 +206,18 @@ async def unblock(c: AccountPages, user: User, client_id: str, *, ip: str) -> No
     audit("app_unblocked", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
 
 
-async def _owners_decision(c: AccountPages, school_id: str, client_id: str, blocked: set[str]) -> bool:
-    """An owner of the school holds access the block would end, or approved the app."""
+async def _owners_decision(c: AccountPages, school_id: str, blocked: set[str]) -> bool:
+    """An owner of the school holds access the block would end, or approved an app it
+    would cover: this one, or another of the same name or origin (`lookup_keys`)."""
     if any(blocked.intersection(lookup_keys(g)) for g in await c.school_apps.owners_unrevoked(school_id)):
         return True
-    return any(
-        a.client_id == client_id and a.approved_by_role == "owner" for a in await c.school_apps.approvals(school_id)
-    )
+    for approval in await c.school_apps.approvals(school_id):
+        if approval.approved_by_role != "owner":
+            continue
+        approved = await c.directory.get(approval.client_id) or approval  # gone: as it was approved
+        if blocked.intersection(lookup_keys(approved)):
+            return True
+    return False
 
 
 def _refused(event: AuditEvent, user: User, client_id: str, *, ip: str, **fields: object) -> None:
