@@ -79,6 +79,7 @@ async def test_a_reset_link_works_once_and_ends_sessions_and_grants(mailed: tupl
         assert message["Subject"] == "Choose a new Course School password"
         token = link_in(message)
         assert "works once" in text_of(message)
+        assert "Your passkeys stay as they are" in text_of(message) and "/oauth/security" in text_of(message)
         # Only its digest is stored; the message's sealed copy is gone once sent.
         assert await flow.count("authz_account_links") == 1
         assert await flow.pool.fetchval("SELECT token_hash FROM authz_account_links") == digest(token)
@@ -92,6 +93,7 @@ async def test_a_reset_link_works_once_and_ends_sessions_and_grants(mailed: tupl
         assert "cs_session=" in done.headers["set-cookie"]
         account = await forgetful.client.get(done.headers["location"])
         assert account.status_code == 200 and "Your new password is set" in account.text
+        assert "Your passkeys stay as they were" in account.text and 'href="/oauth/security"' in account.text
 
         csrf = await form_token(forgetful, "/oauth/password/forgot")  # this browser's page token (the same cookie)
         again = await forgetful.client.post(
@@ -121,6 +123,7 @@ async def test_a_reset_link_works_once_and_ends_sessions_and_grants(mailed: tupl
     assert not await password_works(flow, user, "yet another passphrase")
     assert await deliver(flow) == 1  # the person is told their password was reset
     assert relay.accepted[2].message["Subject"] == "Your Course School password was reset"
+    assert "Your passkeys stay as they were" in text_of(relay.accepted[2].message)
 
 
 async def test_an_unknown_address_gets_the_same_page_and_no_message(mailed: tuple[Flow, SmtpRelay]) -> None:
@@ -260,3 +263,11 @@ async def test_asking_for_links_is_rate_limited(mailed: tuple[Flow, SmtpRelay]) 
         statuses.append(answer.status_code)
     assert statuses == [303, 303, 303, 429]
     assert await flow.count("authz_account_links") == 3
+
+
+async def test_the_done_page_says_the_passkeys_stay_after_a_reset(flow: Flow) -> None:
+    """A reset leaves the account's passkeys: the page says so and links to where they are reviewed."""
+    reset = await flow.client.get("/oauth/password/done?invited=0")
+    assert "Your passkeys stay as they were" in reset.text and 'href="/oauth/security"' in reset.text
+    invited = await flow.client.get("/oauth/password/done?invited=1")
+    assert invited.status_code == 200 and "passkeys" not in invited.text

@@ -28,6 +28,8 @@ CHANGES = {
     "second_factors_reset": "An administrator reset your Course School account's two-step sign-in",
 }
 
+PASSWORD_CHANGES = ("password_changed", "password_reset")  # the account's passkeys stay as they were
+
 
 def link_url(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}{LINK_PATH}?{urlencode({'token': token})}"
@@ -38,12 +40,16 @@ def account_message(
 ) -> tuple[str, str, dict[str, Any]]:
     """(template, subject, values) of an account message. `shown`: the values every
     message has, already made printable (person, school, device, address, at)."""
-    values = {**shown, "kind": kind, "account_url": base_url.rstrip("/") + "/oauth/account"}
+    base = base_url.rstrip("/")
+    # A new password leaves the account's passkeys as they were: the message says so and
+    # where to review them (a passkey someone else added still signs them in).
+    values = {**shown, "kind": kind, "account_url": f"{base}/oauth/account", "security_url": f"{base}/oauth/security"}
     if kind == ACCOUNT_CHANGED:
         change = details.get("change")
         if change not in CHANGES:
             raise ValueError(f"no message of change {change!r}")
-        return "account_changed", CHANGES[change], {**values, "change": change, "what": CHANGES[change]}
+        more = {"change": change, "what": CHANGES[change], "passkeys_stay": change in PASSWORD_CHANGES}
+        return "account_changed", CHANGES[change], {**values, **more}
     token = details.get("token")
     if not token:  # the link was spent, or its seal cleared: nothing to send
         raise ValueError("a link message without its link")

@@ -55,6 +55,7 @@ async def account_page(request: Request[Any, Any, Any], account: AccountPagesDep
         browsers=[(b, moment(b.signed_in_at), moment(b.last_seen_at)) for b in view.browsers],
         csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=DONE.get(request.query_params.get("done") or ""),
+        passkeys_stay=request.query_params.get("done") in ("reset", "password"),  # a new password keeps them
         error=PASSWORD_ERRORS.get(request.query_params.get("failed") or ""),
         scripts=True,
     )
