@@ -98,3 +98,36 @@ async def test_wrong_codes_do_not_stretch_the_standalone_step(flow: Flow) -> Non
     wrong = await flow.client.post(first.headers["location"], data={"csrf": csrf, "code": "000000"})
     assert wrong.headers["location"].endswith("failed=code")
     assert 0 < await flow.redis.ttl(key) <= 100
+
+
+async def test_a_pending_enrolment_cannot_finish_once_the_person_has_a_factor(flow: Flow, clock: FrozenClock) -> None:
+    """The set-up the school asks for stands only while the person has no second factor:
+    once they set one up in their own browser, a set-up begun elsewhere with their
+    password (third review, 28 Nov 2026, low 2) adds nothing and opens no session."""
+    school = await flow.school()
+    owner = await flow.user("owner", school=school)
+    async with browser(flow) as settings:
+        await standalone_sign_in(settings, owner, PAGE)
+        await require(settings, "staff")
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    interaction = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    await flow.login(interaction, owner)  # someone else with the password: the set-up awaited
+    page, csrf = await flow.page(interaction)
+    theirs = SECRET.search(page.text).group(1).replace(" ", "")  # type: ignore[union-attr]
+    async with browser(flow) as own:  # the person, in their own browser, sets up their app
+        step = await own.client.get((await standalone_sign_in(own, owner, PAGE)).headers["location"])
+        mine = SECRET.search(step.text).group(1).replace(" ", "")  # type: ignore[union-attr]
+        done = await own.client.post(
+            "/oauth/signin/second-step",
+            params={"next": PAGE},
+            data={"csrf": CSRF.search(step.text).group(1), "code": pyotp.TOTP(mine).at(clock.now())},  # type: ignore[union-attr]
+        )
+        assert done.status_code == 303 and "cs_session=" in done.headers.get("set-cookie", ""), done.text
+    before = await sessions(flow)
+    done = await flow.client.post(
+        f"{interaction}/second-step", data={"csrf": csrf, "code": pyotp.TOTP(theirs).at(clock.now())}
+    )
+    assert "cs_session=" not in done.headers.get("set-cookie", "")
+    assert await sessions(flow) == before
+    assert await flow.count(f"authz_totp WHERE user_id = '{owner['id']}' AND confirmed_at IS NOT NULL") == 1

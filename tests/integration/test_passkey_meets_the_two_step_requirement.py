@@ -175,3 +175,31 @@ async def test_at_an_ip_address_the_app_alone_is_offered(flow: Flow) -> None:
     assert not signed_in(refused)
     assert await passkeys_of(flow, admin) == []
     assert "not available" in str((await events(flow, "passkey_refused"))[-1]["reason"])
+
+
+async def test_a_set_up_begun_elsewhere_adds_nothing_once_the_person_has_a_factor(here: Flow) -> None:  # noqa: F811
+    """Someone with the password reaches the set-up step; meanwhile the person sets up a
+    factor in their own browser (a passkey here, written as their security page would).
+    The set-up begun elsewhere then adds nothing, opens no session and leaves the
+    person's recovery codes alone (third review, 28 Nov 2026, low 2)."""
+    admin, interaction = await _at_enrolment(here)
+    action, csrf, options = passkey_form((await here.client.get(interaction)).text)
+    stores = here.client.app.state.authz.account  # type: ignore[attr-defined]
+    await stores.passkeys.keys.add(
+        admin["id"],
+        credential_id=b"the person's own",
+        public_key=b"-",
+        sign_count=0,
+        rp_id="localhost",
+        name="Mine",
+        backed_up=False,
+        now=stores.clock.now(),
+    )
+    before = await sessions(here)
+    done = await here.client.post(
+        action, data={"csrf": csrf, "name": "Theirs", "credential": SoftAuthenticator(ORIGIN).create(options)}
+    )
+    assert not signed_in(done)
+    assert await sessions(here) == before
+    assert [k["name"] for k in await passkeys_of(here, admin)] == ["Mine"]
+    assert await codes_of(here, admin) == []

@@ -138,3 +138,23 @@ async def test_an_outdated_hash_is_replaced_in_the_same_check(flow: Flow) -> Non
     stored = await flow.pool.fetchval("SELECT password_hash FROM authz_users WHERE id = $1::uuid", user["id"])
     assert stored != weak and not PasswordHasher().check_needs_rehash(stored)
     assert PasswordHasher().verify(stored, user["password"])
+
+
+async def test_an_upgrade_never_undoes_a_password_set_during_the_check(flow: Flow, held: HeldChecks) -> None:
+    """The outdated hash is replaced only if it is still the one checked: a reset that
+    commits while the old password is being checked stays, and the old password stops
+    working (third review, 28 Nov 2026, low 1)."""
+    reg = await flow.register()
+    user = await flow.user()
+    weak = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1).hash(user["password"])
+    await flow.pool.execute("UPDATE authz_users SET password_hash = $2 WHERE id = $1::uuid", user["id"], weak)
+    attempt = await Attempt.open(flow, reg)
+    login = asyncio.create_task(attempt.send(user["email"], user["password"]))
+    await held.until(lambda: held.entered >= 1)  # the old password under check
+    reset = PasswordHasher().hash("the password the reset chose")
+    await flow.pool.execute("UPDATE authz_users SET password_hash = $2 WHERE id = $1::uuid", user["id"], reset)
+    held.gate.set()
+    await login
+    stored = await flow.pool.fetchval("SELECT password_hash FROM authz_users WHERE id = $1::uuid", user["id"])
+    assert stored == reset
+    assert not signed_in(await try_sign_in(flow, reg, user["email"], user["password"]))

@@ -64,9 +64,10 @@ async def sign_in(
         audit("login_failed", actor="user", subject=subject, client_id=client_id, ip=ip)
         await _failed(c, account, ip, subject)
         return None
-    if checked.new_hash:
-        await c.users.set_password_hash(user.id, checked.new_hash)
-    credential = credential_version(checked.new_hash or password_hash or "")
+    accepted = password_hash or ""
+    if checked.new_hash and await c.users.upgrade_password_hash(user.id, accepted, checked.new_hash):
+        accepted = checked.new_hash  # else a new password meanwhile: a step made of this one will not stand
+    credential = credential_version(accepted)
     # The address's failures at the account are forgotten only when the whole sign-in
     # succeeds: a right password must not wipe the count of the codes guessed after it.
     if (await c.second_factors.factors(user.id)).any:

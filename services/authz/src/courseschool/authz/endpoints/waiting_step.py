@@ -3,7 +3,8 @@ the second factor the school requires is awaited) stands only while the password
 accepted is still the person's and the person is not disabled: a password reset (by the
 person or an administrator) or a change ends it, as it ends their sessions
 (password_reset.end_sessions_and_grants), so whoever held the old password cannot finish
-it afterwards. Every page that shows a step and every completion asks `step_person`."""
+it afterwards. A set-up the school asked for stands only while the person still has no
+second factor. Every page that shows a step and every completion asks `step_person`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ async def step_person(c: SignInPages, step: SecondStep) -> User | None:
     if user is None or user.disabled or not step.credential:
         return None
     current = await c.users.credential(user.id)
-    return user if current is not None and same(current, step.credential) else None
+    if current is None or not same(current, step.credential):
+        return None
+    if step.what == "enrol" and (await c.second_factors.factors(user.id)).any:
+        return None  # a factor set up meanwhile (another browser): this set-up no longer stands
+    return user
 
 
 async def standalone_step(c: SignInPages, binding: str | None) -> SecondStep | None:

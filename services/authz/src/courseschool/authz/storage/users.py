@@ -42,6 +42,9 @@ _COLUMNS = user_columns()
 _GET = f"SELECT {_COLUMNS} FROM authz_users WHERE id = $1"
 _GET_LOGIN = f"SELECT {_COLUMNS}, password_hash FROM authz_users WHERE email_canonical = $1"
 _SET_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1"
+# A hash upgraded at sign-in replaces only the hash that was checked: a password set
+# meanwhile (a reset, a change) stays.
+_UPGRADE_PASSWORD_HASH = "UPDATE authz_users SET password_hash = $2 WHERE id = $1 AND password_hash = $3"
 _PASSWORD_HASH = "SELECT password_hash FROM authz_users WHERE id = $1 AND disabled_at IS NULL"
 _AWAITING_PASSWORD = "SELECT password_hash = $2 FROM authz_users WHERE id = $1"
 _SCHOOL_NAME = "SELECT name FROM authz_schools WHERE id = $1"
@@ -80,6 +83,12 @@ class PgUserStore:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> None:
         await self._pool.execute(_SET_PASSWORD_HASH, uuid.UUID(user_id), password_hash)
+
+    async def upgrade_password_hash(self, user_id: str, checked: str, upgraded: str) -> bool:
+        """`upgraded` in place of `checked` (the same password, hashed at today's
+        parameters) unless the password changed meanwhile; whether it was written."""
+        done = await self._pool.execute(_UPGRADE_PASSWORD_HASH, uuid.UUID(user_id), upgraded, checked)
+        return done == "UPDATE 1"
 
     async def credential(self, user_id: str) -> str | None:
         """The person's `credential_version` now; None: no such person, or disabled."""
