@@ -157,3 +157,19 @@ async def jwt_env(open_api_env: Callable[..., AbstractAsyncContextManager[Any]])
     """The authorization server and the resource API (checking JWTs) side by side."""
     async with open_api_env(mode="jwt") as running:
         yield running
+
+
+@pytest.fixture
+async def here(
+    authz_settings: AuthzSettings, clean_db: Any, redis_client: Any, clock: FrozenClock
+) -> AsyncIterator[Flow]:
+    """The authorization server at http://localhost:8000: a host name, where browsers
+    allow passkeys (WebAuthn refuses an IP address as relying party)."""
+    from courseschool.authz.app import create_app
+
+    from .passkeys import ORIGIN, serve_at_localhost
+    from .sign_in import with_settings
+
+    settings = with_settings(authz_settings, base_url=ORIGIN)
+    async with serve_at_localhost(create_app(settings, clock=clock)) as client:
+        yield Flow(client, clean_db, redis_client)

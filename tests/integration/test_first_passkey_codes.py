@@ -10,7 +10,6 @@ from typing import Any
 from ..support.soft_authenticator import SoftAuthenticator
 from .flow import Flow
 from .passkeys import FIRST_ADDED, ORIGIN, add_passkey, sign_in_with_password
-from .test_passkeys import here  # noqa: F401  (the app at http://localhost:8000)
 from .test_two_step_sign_in import RECOVERY
 
 
@@ -23,7 +22,7 @@ async def codes_of(flow: Flow, user: dict[str, str]) -> list[bytes]:
     return [r["code_hash"] for r in rows]
 
 
-async def test_a_first_passkey_on_the_security_page_comes_with_recovery_codes(here: Flow) -> None:  # noqa: F811
+async def test_a_first_passkey_on_the_security_page_comes_with_recovery_codes(here: Flow) -> None:
     user = await here.user()
     await sign_in_with_password(here, user)
     refused = await add_passkey(here, SoftAuthenticator(ORIGIN), origin="http://evil.localhost:8000")

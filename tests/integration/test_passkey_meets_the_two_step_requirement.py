@@ -22,7 +22,6 @@ from .passkeys import (
     signed_in,
 )
 from .test_first_passkey_codes import codes_of
-from .test_passkeys import here  # noqa: F401  (the app at http://localhost:8000)
 from .test_school_requires_two_step import require
 from .test_two_step_sign_in import RECOVERY
 
@@ -50,7 +49,7 @@ async def _at_enrolment(flow: Flow) -> tuple[dict[str, str], str]:
     return admin, interaction
 
 
-async def test_a_passkey_meets_the_requirement_before_consent(here: Flow) -> None:  # noqa: F811
+async def test_a_passkey_meets_the_requirement_before_consent(here: Flow) -> None:
     admin, interaction = await _at_enrolment(here)
     page = (await here.client.get(interaction)).text
     assert "Set up two-step sign-in" in page and "a passkey or" in page and "/consent" not in page
@@ -97,7 +96,7 @@ async def here_sign_in(flow: Flow, user: dict[str, str]) -> None:
     assert sent.headers["location"] == "/oauth/signin/second-step?next=%2Foauth%2Fsecurity"
 
 
-async def test_a_refused_or_replayed_passkey_changes_nothing_and_counts(here: Flow) -> None:  # noqa: F811
+async def test_a_refused_or_replayed_passkey_changes_nothing_and_counts(here: Flow) -> None:
     admin, interaction = await _at_enrolment(here)
     key = SoftAuthenticator(ORIGIN)
     action, csrf, options = passkey_form((await here.client.get(interaction)).text)
@@ -125,7 +124,7 @@ async def test_a_refused_or_replayed_passkey_changes_nothing_and_counts(here: Fl
     assert await passkeys_of(here, admin) == []
 
 
-async def test_the_standalone_sign_in_takes_a_passkey_too(here: Flow) -> None:  # noqa: F811
+async def test_the_standalone_sign_in_takes_a_passkey_too(here: Flow) -> None:
     school = await _required(here, "everyone")
     student = await here.user("student", school=school)
     shown = await here.client.get("/oauth/signin", params={"next": "/oauth/apps"})
@@ -177,7 +176,7 @@ async def test_at_an_ip_address_the_app_alone_is_offered(flow: Flow) -> None:
     assert "not available" in str((await events(flow, "passkey_refused"))[-1]["reason"])
 
 
-async def test_a_set_up_begun_elsewhere_adds_nothing_once_the_person_has_a_factor(here: Flow) -> None:  # noqa: F811
+async def test_a_set_up_begun_elsewhere_adds_nothing_once_the_person_has_a_factor(here: Flow) -> None:
     """Someone with the password reaches the set-up step; meanwhile the person sets up a
     factor in their own browser (a passkey here, written as their security page would).
     The set-up begun elsewhere then adds nothing, opens no session and leaves the

@@ -33,13 +33,6 @@ from .sign_in import with_settings
 
 
 @pytest.fixture
-async def here(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:  # type: ignore[no-untyped-def]
-    settings = with_settings(authz_settings, base_url=ORIGIN)
-    async with serve_at_localhost(create_app(settings, clock=clock)) as client:
-        yield Flow(client, clean_db, redis_client)
-
-
-@pytest.fixture
 async def three_strikes(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:  # type: ignore[no-untyped-def]
     settings = with_settings(authz_settings, base_url=ORIGIN, login_lockout_threshold=3)
     async with serve_at_localhost(create_app(settings, clock=clock)) as client:

@@ -6,12 +6,6 @@ At an IP address (make run's 127.0.0.1) the pages offer none and say why."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
-from courseschool.authz.app import create_app
-
 from ..support.soft_authenticator import SoftAuthenticator
 from .flow import Flow, csrf_of
 from .passkeys import (
@@ -23,19 +17,10 @@ from .passkeys import (
     passkey_form,
     passkeys_of,
     person_with_passkey,
-    serve_at_localhost,
     sessions,
     sign_in_with_password,
     signed_in,
 )
-from .sign_in import with_settings
-
-
-@pytest.fixture
-async def here(authz_settings, clean_db, redis_client, clock) -> AsyncIterator[Flow]:  # type: ignore[no-untyped-def]
-    settings = with_settings(authz_settings, base_url=ORIGIN)
-    async with serve_at_localhost(create_app(settings, clock=clock)) as client:
-        yield Flow(client, clean_db, redis_client)
 
 
 async def test_a_passkey_is_added_under_its_name_and_listed(here: Flow) -> None:
