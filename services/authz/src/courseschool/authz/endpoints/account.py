@@ -12,7 +12,7 @@ import msgspec
 from courseschool.common.errors import InvalidRequestError, TooManyRequestsError
 from courseschool.common.logging import audit
 
-from ..families import AccountPages
+from ..families import AccountPages, Visitors
 from ..protocol.emails import canonical_email
 from ..protocol.models import User
 from ..protocol.second_factors import accepted_step, looks_like_totp, normalised_code
@@ -29,6 +29,11 @@ class AccountView(msgspec.Struct, frozen=True, kw_only=True):
     user: User
     browsers: list[Browser]
     has_app: bool  # an authenticator app: its code confirms it is them, as the password does
+
+
+async def school_name(c: Visitors, user: User) -> str:
+    """The name of the person's school as the pages say it."""
+    return await c.users.school_name(user.school_id) or "your school"
 
 
 async def account_view(c: AccountPages, user: User, session_id: str) -> AccountView:

@@ -8,8 +8,11 @@ layer (`web/page_forms.py`)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
+from courseschool.common.activity import GrantActivity
 from courseschool.common.errors import NotFoundError
 from courseschool.common.logging import audit
 
@@ -18,6 +21,8 @@ from ..protocol.client_names import ClientKind, client_kind
 from ..protocol.models import User
 from ..protocol.redirect_uris import describe_redirect_host
 from ..storage.connected_apps import EndedBySchool, HeldGrant
+from ..storage.notices import Notice
+from .interaction import notices_for
 
 REASON = "revoked_by_user"
 NOT_YOURS = "There is no such access to remove: it may have been removed already."
@@ -99,6 +104,42 @@ async def ended_by_school(c: AccountPages, user: User, apps: list[ConnectedApp])
         user.id, now=c.clock.now(), retention=c.settings.revoked_grant_retention
     )
     return [e for e in ended if e.client_id not in held]
+
+
+Ending = Literal["ended", "removed"]  # what the list confirms: one sign-in ended, an app removed
+
+
+class AppsPage(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the connected-apps page shows, read in one use case."""
+
+    apps: list[ConnectedApp]
+    ended_by_school: list[EndedBySchool]
+    activity: dict[str, GrantActivity] | None  # by grant id; None: the resource API did not answer
+    notices: list[Notice]  # new connections to tell of, once
+    confirmed: tuple[Ending, ConnectedApp] | None  # the ending the list confirms, named from the record
+
+
+async def apps_page(
+    c: AccountPages, user: User, session_id: str, *, confirm: tuple[Ending, str] | None = None
+) -> AppsPage:
+    """The page after `confirm` (what ended, and the grant id the address names): it is
+    confirmed only for the person's own grant that has ended, so a link cannot make the
+    page say anything."""
+    apps = await connected_apps(c, user)
+    gone = await ended(c, user, confirm[1]) if confirm is not None else None
+    return AppsPage(
+        apps=apps,
+        ended_by_school=await ended_by_school(c, user, apps),
+        activity=await activity_of(c, user, [one.grant_id for app in apps for one in app.sign_ins]),
+        notices=await notices_for(c, user.id, session_id),
+        confirmed=(confirm[0], gone) if confirm is not None and gone is not None else None,
+    )
+
+
+async def activity_of(c: AccountPages, user: User, grant_ids: list[str]) -> dict[str, GrantActivity] | None:
+    """What the resource API recorded of these grants of the person's school (absent: did
+    nothing); None when it did not answer, which the pages say beside everything else."""
+    return await c.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
 
 
 async def live_sign_in(c: AccountPages, user: User, grant_id: str) -> ConnectedApp:

@@ -79,6 +79,7 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     blocked: bool  # the person's school blocked this app: nothing may be allowed
     blocked_as: str | None = None  # the name of the app the school blocked, when this one reads as it
     school: SchoolView | None = None  # what the school's app policy lets the app have, and the person's request
+    notices: list[Notice] = []  # new connections to tell the person of, once
 
 
 async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Interaction:
@@ -171,6 +172,7 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
         blocked=blocked,
         blocked_as=block.client_name if block is not None and block.client_id != client.client_id else None,
         school=school,
+        notices=await notices_for(c, user.id, session_id),
     )
 
 

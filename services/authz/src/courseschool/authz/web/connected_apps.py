@@ -18,17 +18,16 @@ from courseschool.common.answers import PAGE
 
 from ..endpoints.connected_apps import (
     ConnectedApp,
+    Ending,
     SignIn,
     app_of,
+    apps_page,
     connected_apps,
     end_sign_in,
-    ended,
-    ended_by_school,
     live_sign_in,
     remove_all,
     remove_app,
 )
-from ..endpoints.interaction import notices_for
 from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
@@ -82,34 +81,32 @@ def _card(app: ConnectedApp) -> AppCard:
     )
 
 
-async def _notice(request: Request[Any, Any, Any], account: AccountPages, user: User) -> tuple[str, AppCard] | None:
-    """What the list confirms after an ending: named from the record (the person's own
-    grant, ended), never from the address, so a link cannot make the page say anything."""
-    for what in ("ended", "removed"):
+def _confirm(request: Request[Any, Any, Any]) -> tuple[Ending, str] | None:
+    """The ending the address asks the list to confirm (checked against the record by the use case)."""
+    endings: tuple[Ending, ...] = ("ended", "removed")
+    for what in endings:
         grant_id = request.query_params.get(what)
         if grant_id:
-            gone = await ended(account, user, grant_id)
-            return (what, _card(gone)) if gone is not None else None
+            return what, grant_id
     return None
 
 
 @get("/", opt=PAGE)
-async def apps_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def apps_list(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
     done = request.query_params.get("done")
-    apps = await connected_apps(account, user)
-    grant_ids = [one.grant_id for app in apps for one in app.sign_ins]
-    record = await account.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
+    page = await apps_page(account, user, session_id, confirm=_confirm(request))
+    record = page.activity
     return render(
         "apps.html",
         email=user.email,
-        cards=[_card(app) for app in apps],
-        by_school=[(e, moment(e.ended_at)) for e in await ended_by_school(account, user, apps)],
+        cards=[_card(app) for app in page.apps],
+        by_school=[(e, moment(e.ended_at)) for e in page.ended_by_school],
         activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
-        notices=await notices_for(account, user.id, session_id),
+        notices=page.notices,
         csrf=page_forms.form_token(account, PURPOSE, session_id),
         done=done if done in DONE else None,
-        notice=await _notice(request, account, user),
+        notice=(page.confirmed[0], _card(page.confirmed[1])) if page.confirmed else None,
         scripts=True,
     )
 
@@ -175,7 +172,7 @@ async def remove_all_submit(
 ROUTER = Router(
     PATH,
     route_handlers=[
-        apps_page,
+        apps_list,
         confirm_remove_all,
         confirm_end,
         confirm_remove_app,

@@ -22,7 +22,6 @@ from ..endpoints.interaction import (
     consent_view,
     decide,
     login,
-    notices_for,
     open_interaction,
     switch_user,
 )
@@ -94,7 +93,6 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         return render("recovery_codes.html", codes=shown[0], new=shown[1], next=f"/oauth/interaction/{uid}")
     session_id = request.cookies.get(session_cookie_name(pages.settings))
     view = await consent_view(pages, interaction, session_id)
-    notices = await notices_for(pages, view.user.id, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -104,7 +102,7 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
         view=view,
         form_target=interaction.request.redirect_uri,
         sweeping=sweeping,
-        notices=notices,
+        notices=view.notices,
         almost_everything=sweeping is not None and changes_almost_everything(sweeping),
         new=new,
         already=already,

@@ -19,8 +19,10 @@ from litestar.handlers.base import BaseRouteHandler
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
-from ..endpoints.app_approvals import app_rules, covers
-from ..endpoints.school_apps import app_at_school, block, end_access, school_apps, steward, unblock
+from ..endpoints.account import school_name
+from ..endpoints.app_approvals import covers
+from ..endpoints.school_apps import app_at_school, block, end_access, steward, unblock
+from ..endpoints.school_apps_page import school_apps_page
 from ..endpoints.signin import signed_in_user
 from ..families import AccountPages
 from ..protocol.models import User
@@ -43,32 +45,24 @@ DONE = ("ended", "ended-all", "blocked", "unblocked", "policy", "approved", "dec
 
 
 @get("/", opt=PAGE)
-async def school_apps_page(
+async def school_apps_list(
     request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     session_id, user = viewer
-    apps, blocked = await school_apps(account, user)
+    page = await school_apps_page(account, user)
     done = request.query_params.get("done")
-    grant_ids = [g for app in apps for person in app.people for g in person.grant_ids]
-    record = await account.activity.of_grants(grant_ids, school_id=user.school_id) if grant_ids else {}
     return render(
         "school_apps.html",
-        activity=None
-        if record is None
-        else {
-            (app.client_id, p.user_id): activity_view([record[g] for g in p.grant_ids if g in record])
-            for app in apps
-            for p in app.people
-        },
+        activity=None if page.activity is None else {k: activity_view(v) for k, v in page.activity.items()},
         user=user,
-        school_name=await account.users.school_name(user.school_id) or "your school",
+        school_name=page.school_name,
         # What it may do with the school's data (who the person is, "your identity", is theirs).
         apps=[
             (app, [line for line in scope_lines({s for p in app.people for s in p.scope}) if line.key != "identity"])
-            for app in apps
+            for app in page.apps
         ],
-        blocked=blocked,
-        rules=await app_rules(account, user),  # the school's policy, approvals and people's requests
+        blocked=page.blocked,
+        rules=page.rules,  # the school's policy, approvals and people's requests
         covers=covers,
         scope_lines=scope_lines,
         owner=user.role == "owner",  # an owner's decisions are an owner's to change
@@ -93,7 +87,7 @@ async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep
         app=app,
         action=action,
         person=named,
-        school_name=await account.users.school_name(user.school_id) or "your school",
+        school_name=await school_name(account, user),
         csrf=page_forms.form_token(account, PURPOSE, session_id),
     )
 
@@ -144,7 +138,7 @@ async def stewards_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseR
 # Not signed in: every page and form answers with the sign-in page, which leads back to the list.
 ROUTER = Router(
     PATH,
-    route_handlers=[school_apps_page, confirm_page, end_access_submit, block_submit, unblock_submit],
+    route_handlers=[school_apps_list, confirm_page, end_access_submit, block_submit, unblock_submit],
     guards=[stewards_only],
     dependencies={"viewer": signed_in_viewer(PATH)},
     exception_handlers={SignInFirst: to_sign_in, ConfirmFirst: to_confirm},

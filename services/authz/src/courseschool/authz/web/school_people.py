@@ -16,6 +16,7 @@ from litestar import Request, Response, Router, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import ConflictError, InvalidRequestError
 
+from ..endpoints.account import school_name
 from ..endpoints.invitations import OWNER_INVITES, invite_to_own_school, pending_invitations
 from ..endpoints.second_factors import school_owner
 from ..protocol.models import User
@@ -44,7 +45,7 @@ async def _page(
         "school_people.html",
         status=status,
         user=user,
-        school_name=await account.users.school_name(user.school_id) or "your school",
+        school_name=await school_name(account, user),
         pending=await pending_invitations(account, user),
         roles=OWNER_INVITES,
         csrf=page_forms.form_token(account, PURPOSE, session_id),

@@ -19,6 +19,7 @@ from litestar import Request, Response, Router, get, post
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import InvalidRequestError
 
+from ..endpoints.account import school_name
 from ..endpoints.passkeys import passkeys_view
 from ..endpoints.second_factors import (
     WRONG_ENROLMENT_CODE,
@@ -69,7 +70,7 @@ async def security_page(request: Request[Any, Any, Any], account: AccountPagesDe
         user=user,
         view=await security_view(account, user),
         passkeys=await passkeys_view(account, user),
-        school_name=await account.users.school_name(user.school_id) or "your school",
+        school_name=await school_name(account, user),
         done=done if done in DONE else None,
         passkey_script=True,
         scripts=True,
@@ -176,7 +177,7 @@ async def school_security_page(
         user=user,
         rule=rule,
         rules=TWO_STEP_RULES,
-        school_name=await account.users.school_name(user.school_id) or "your school",
+        school_name=await school_name(account, user),
         csrf=page_forms.form_token(account, SCHOOL_PURPOSE, session_id),
         done=request.query_params.get("done") == "1",
     )
