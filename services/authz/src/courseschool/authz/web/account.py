@@ -31,7 +31,7 @@ from .http import AccountPagesDep, client_agent, client_ip
 from .interaction import form_fields
 from .pages import render, see_other
 from .recent_sign_in import CONFIRM_PATH, ConfirmFirst, recent_sign_in, safe_back, to_confirm
-from .signin import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
+from .viewer import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/account"
 PURPOSE = "account"  # the forms' CSRF purpose

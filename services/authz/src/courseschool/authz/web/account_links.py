@@ -34,8 +34,9 @@ from ..endpoints.signin import signed_in_user
 from ..families import AccountPages
 from ..storage.mail_outbox import INVITATION
 from . import page_forms
+from .cookies import session_cookie, session_cookie_name
 from .http import AccountPagesDep, client_agent, client_ip
-from .interaction import form_fields, session_cookie, session_cookie_name
+from .interaction import form_fields
 from .pages import render, see_other
 
 PATH = "/oauth/password"

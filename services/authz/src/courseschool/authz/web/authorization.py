@@ -14,8 +14,8 @@ from litestar import Request, Response, get, route
 from courseschool.common.answers import PAGE
 
 from ..endpoints.authorization import start_authorization
+from .cookies import binding_cookie, session_cookie_name
 from .http import SignInPagesDep, client_agent, client_ip, multi
-from .interaction import binding_cookie, session_cookie_name
 from .pages import see_other
 
 

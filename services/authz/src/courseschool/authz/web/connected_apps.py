@@ -36,7 +36,7 @@ from .http import AccountPagesDep
 from .interaction import form_fields
 from .pages import render, see_other, utc_iso, utc_text
 from .scope_words import ScopeLine, scope_lines
-from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
+from .viewer import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/apps"
 PURPOSE = "apps"  # the forms' CSRF purpose

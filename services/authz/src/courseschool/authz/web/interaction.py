@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.datastructures import Cookie
 from litestar.params import FromPath
 
 from courseschool.common.answers import PAGE
@@ -30,44 +29,14 @@ from ..endpoints.passkey_enrolment import PASSKEY_NOT_SAVED, enrolment_options
 from ..endpoints.passkey_sign_in import interaction_passkey, second_step_options, sign_in_options
 from ..endpoints.second_factors import required_enrolment
 from ..families import SignInPages
-from ..settings import AuthzSettings
 from ..storage.interactions import Interaction
+from .cookies import BINDING_COOKIE, binding_cookie, session_cookie, session_cookie_name
 from .http import SignInPagesDep, client_agent, client_ip
 from .pages import render, see_other
 from .qr import qr_svg
 from .scope_words import changes_almost_everything, chosen_scopes, powerful_first, scope_lines, sweeping_changes
 
 MAX_FORM_FIELD = 4096
-BINDING_COOKIE = "cs_interaction"
-
-
-def session_cookie_name(settings: AuthzSettings) -> str:
-    return "__Host-cs_session" if settings.cookie_secure else "cs_session"
-
-
-def session_cookie(settings: AuthzSettings, session_id: str, max_age: int) -> Cookie:
-    """The login session's cookie (max_age 0 with an empty value drops it)."""
-    return Cookie(
-        key=session_cookie_name(settings),
-        value=session_id,
-        path="/",
-        httponly=True,
-        secure=settings.cookie_secure,
-        samesite="lax",
-        max_age=max_age,
-    )
-
-
-def binding_cookie(settings: AuthzSettings, uid: str, value: str, max_age: int) -> Cookie:
-    return Cookie(
-        key=BINDING_COOKIE,
-        value=value,
-        path=f"/oauth/interaction/{uid}",
-        httponly=True,
-        secure=settings.cookie_secure,
-        samesite="lax",
-        max_age=max_age,
-    )
 
 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)

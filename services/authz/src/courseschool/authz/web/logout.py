@@ -15,8 +15,8 @@ from courseschool.common.answers import PAGE
 
 from ..endpoints.logout import after_sign_out, current_session, logout_request, sign_out
 from . import page_forms
+from .cookies import session_cookie, session_cookie_name
 from .http import SignInPagesDep, client_ip, multi
-from .interaction import session_cookie, session_cookie_name
 from .pages import render, see_other
 
 CONFIRMED = "csrf"  # the confirmation form's field

@@ -19,7 +19,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from ..endpoints.account import recent
 from ..families import AccountPages
-from .interaction import session_cookie_name
+from .cookies import session_cookie_name
 from .pages import see_other
 
 CONFIRM_PATH = "/oauth/account/confirm"

@@ -29,7 +29,7 @@ from .pages import render, see_other
 from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
 from .school_apps import DECISION, PATH, PURPOSE, _checked, stewards_only
 from .scope_words import scope_lines
-from .signin import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
+from .viewer import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
 
 @post("/policy", opt=DECISION, guards=[recent_sign_in])

@@ -28,12 +28,13 @@ from ..families import AccountPages
 from ..protocol.models import User
 from . import page_forms
 from .activity_words import activity_view
+from .cookies import session_cookie_name
 from .http import AccountPagesDep, client_ip
-from .interaction import form_fields, session_cookie_name
+from .interaction import form_fields
 from .pages import render, see_other
 from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
 from .scope_words import scope_lines
-from .signin import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
+from .viewer import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/school/apps"
 # A steward's decision for the whole school needs a recent sign-in (web/recent_sign_in.py);

@@ -25,7 +25,7 @@ from .http import AccountPagesDep, client_ip
 from .interaction import form_fields
 from .pages import render, see_other
 from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
-from .signin import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
+from .viewer import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/school/people"
 PURPOSE = "school-people"  # the form's CSRF purpose

@@ -39,7 +39,8 @@ from .interaction import form_fields
 from .pages import render, see_other
 from .qr import qr_svg
 from .recent_sign_in import ConfirmFirst, recent_sign_in, to_confirm
-from .signin import NEXT_PAGES, SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
+from .signin import NEXT_PAGES
+from .viewer import SignedIn, SignInFirst, Viewer, signed_in_viewer, to_sign_in
 
 PATH = "/oauth/security"
 SCHOOL_PATH = "/oauth/school/security"

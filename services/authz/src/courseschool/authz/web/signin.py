@@ -10,12 +10,11 @@ shown once on the security page's /oauth/security/codes."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie
-from litestar.di import NamedDependency, Provide
 
 from courseschool.common.answers import PAGE
 from courseschool.common.errors import ForbiddenError
@@ -44,12 +43,12 @@ from ..endpoints.signin import (
 from ..endpoints.signin import SignedIn as Done
 from ..endpoints.waiting_step import standalone_step
 from ..families import SignInPages
-from ..protocol.models import User
 from ..settings import AuthzSettings
 from ..storage.second_step import SecondStep
 from . import page_forms
-from .http import AccountPagesDep, SignInPagesDep, client_agent, client_ip
-from .interaction import form_fields, session_cookie, session_cookie_name
+from .cookies import session_cookie, session_cookie_name
+from .http import SignInPagesDep, client_agent, client_ip
+from .interaction import form_fields
 from .pages import render, see_other
 from .qr import qr_svg
 
@@ -64,44 +63,6 @@ NEXT_PAGES = ("/oauth/apps", "/oauth/school/apps", "/oauth/security", "/oauth/sc
 
 def signin_url(next_page: str) -> str:
     return f"{PATH}?{urlencode({'next': next_page})}"
-
-
-class Viewer(NamedTuple):
-    """The signed-in person looking at an account page, and their browser's session."""
-
-    session_id: str
-    user: User
-
-
-SignedIn = NamedDependency[Viewer]  # an account page's `viewer`
-
-
-class SignInFirst(Exception):
-    """Nobody is signed in on this browser: the answer is the sign-in page, which leads
-    back to `page` afterwards (`to_sign_in`)."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(page)
-        self.page = page
-
-
-def to_sign_in(_: Request[Any, Any, Any], exc: SignInFirst) -> Response[Any]:
-    return see_other(signin_url(exc.page))
-
-
-def signed_in_viewer(page: str) -> Provide:
-    """The `viewer` dependency of the account pages under `page`: this browser's person,
-    or the sign-in page instead of the handler (with `to_sign_in` as the router's
-    handler of `SignInFirst`)."""
-
-    async def provide_viewer(request: Request[Any, Any, Any], account: AccountPagesDep) -> Viewer:
-        session_id = request.cookies.get(session_cookie_name(account.settings))
-        user = await signed_in_user(account, session_id)
-        if user is None or session_id is None:
-            raise SignInFirst(page)
-        return Viewer(session_id, user)
-
-    return Provide(provide_viewer)
 
 
 def _next(value: str | None) -> str:
