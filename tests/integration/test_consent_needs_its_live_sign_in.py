@@ -116,7 +116,7 @@ async def test_the_use_cases_themselves_refuse_an_ended_sign_in(flow: Flow) -> N
     _, interaction, _ = await _signed_in_interaction(flow, user)
     await flow.page(interaction)  # the consent page shown: a decision may approve
     assert await flow.pool.execute("UPDATE authz_login_sessions SET ended_at = now()") == "UPDATE 1"
-    pages = components(flow).sign_in
+    pages = components(flow).sign_in_pages
     uid = interaction.rsplit("/", 1)[-1]
     pending = await pages.interactions.get(uid)
     assert pending is not None and pending.user_id == user["id"]

@@ -49,7 +49,7 @@ async def test_the_link_is_held_and_the_url_loses_the_token(mailed: tuple[Flow, 
     assert binding and "cs_link=" in opened.headers["set-cookie"]
     held = f"authz:held-link:{digest(binding).hex()}"
     ttl = await flow.redis.ttl(held)
-    assert 0 < ttl <= flow.client.app.state.authz.account.settings.interaction_ttl  # type: ignore[attr-defined]
+    assert 0 < ttl <= flow.client.app.state.authz.account_pages.settings.interaction_ttl  # type: ignore[attr-defined]
     page = await flow.client.get(CHOOSE)
     assert page.status_code == 200 and "Choose a new password" in page.text and token not in page.text
 

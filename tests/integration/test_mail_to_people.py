@@ -259,7 +259,7 @@ async def test_a_school_ending_or_blocking_an_app_tells_each_person_once(mailed:
     await _connect(flow, steward, reg, FIREFOX_ON_LINUX, scope="openid courses:read")
     assert await _send(flow) == 4  # the connections
     relay.accepted.clear()
-    account = _components(flow).account
+    account = _components(flow).account_pages
     owner = await account.users.get(steward["id"])
 
     assert await end_access(account, owner, reg["client_id"], one["id"], ip="127.0.0.1") == 2

@@ -183,7 +183,7 @@ async def test_a_set_up_begun_elsewhere_adds_nothing_once_the_person_has_a_facto
     person's recovery codes alone (third review, 28 Nov 2026, low 2)."""
     admin, interaction = await _at_enrolment(here)
     action, csrf, options = passkey_form((await here.client.get(interaction)).text)
-    stores = here.client.app.state.authz.account  # type: ignore[attr-defined]
+    stores = here.client.app.state.authz.account_pages  # type: ignore[attr-defined]
     await stores.passkeys.keys.add(
         admin["id"],
         credential_id=b"the person's own",

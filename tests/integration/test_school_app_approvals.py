@@ -283,7 +283,7 @@ async def test_a_blocked_app_cannot_be_asked_for(flow: Flow) -> None:
     reg = await flow.register(client_name="Homework Helper")
     interaction, page, _ = await consent_page(flow, reg, student, "openid account:read")
     # The owner blocks the app after the consent page opened.
-    stores = flow.client.app.state.authz.account  # type: ignore[attr-defined]
+    stores = flow.client.app.state.authz.account_pages  # type: ignore[attr-defined]
     await block(stores, await stores.users.get(owner["id"]), reg["client_id"], ip="127.0.0.1")
     refused = await ask(flow, interaction, page)
     assert refused.status_code == 403
@@ -332,7 +332,7 @@ async def test_a_blocked_app_cannot_be_approved(flow: Flow) -> None:
     school = await flow.school("strict")
     owner = await flow.user("owner", school=school)
     reg = await flow.register(client_name="Blocked Agent")
-    stores = flow.client.app.state.authz.account  # type: ignore[attr-defined]
+    stores = flow.client.app.state.authz.account_pages  # type: ignore[attr-defined]
     await block(stores, await stores.users.get(owner["id"]), reg["client_id"], ip="127.0.0.1")
     await sign_in_as(flow, owner)
     assert (await _approve_on_page(flow, reg["client_id"])).status_code == 400

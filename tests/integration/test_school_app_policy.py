@@ -19,7 +19,7 @@ EVERY_SCOPE = " ".join(s.name for s in SCOPES)
 
 
 def _stores(flow: Flow) -> Any:
-    return flow.client.app.state.authz.account  # type: ignore[attr-defined]
+    return flow.client.app.state.authz.account_pages  # type: ignore[attr-defined]
 
 
 async def set_policy(flow: Flow, owner: dict[str, str], policy: Policy) -> None:

@@ -124,7 +124,7 @@ async def _approved_code(flow: Flow, reg: dict[str, Any], user: dict[str, str]) 
 
 async def _block_without_ending(flow: Flow, client_id: str, owner: dict[str, str]) -> None:
     """The block's row alone, as if its grants had been read before an approval committed."""
-    stores = flow.client.app.state.authz.account  # type: ignore[attr-defined]
+    stores = flow.client.app.state.authz.account_pages  # type: ignore[attr-defined]
     client = await stores.directory.get(client_id)
     await stores.school_apps.block(
         owner["school_id"],

@@ -3,7 +3,7 @@ case in `endpoints/` (the connected apps, `apps_page`; the school's apps,
 `school_apps_page`; the notices, with the consent page's `consent_view`), so what the
 resource API recorded climbs web -> endpoints -> the activity reader in one direction.
 This reads the web layer's source: a page module that reaches a store or the activity
-reader through its family (`account.activity.of_grants(...)`) is named here."""
+reader through its family (`account_pages.activity.of_grants(...)`) is named here."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ PAGES = ("connected_apps.py", "school_apps.py", "school_approvals.py", "school_p
 # What only use cases read, whichever web module it is: what apps did (the resource API's
 # record), the notices shown once, and the stores of the pages above.
 USE_CASES_ONLY = ("activity", "notices", "connected_apps", "school_apps", "access_requests")
-FAMILIES = ("account", "pages", "c")  # the names the web layer gives a family of use cases
+FAMILIES = ("account_pages", "sign_in_pages", "c")  # the names the web layer gives a family of use cases
 
 
 def reached_through_family(source: str) -> list[tuple[int, str, str]]:
@@ -56,10 +56,13 @@ def test_no_web_module_reads_activity_notices_or_the_pages_stores() -> None:
 def test_a_page_that_reads_a_store_itself_is_named(tmp_path: Path) -> None:
     page = tmp_path / "connected_apps.py"
     page.write_text(
-        "async def apps_list(account, user):\n"
-        "    settings = account.settings.issuer\n"
-        "    record = await account.activity.of_grants([], school_id=user.school_id)\n"
-        "    return await account.users.school_name(user.school_id)\n"
+        "async def apps_list(account_pages, user):\n"
+        "    settings = account_pages.settings.issuer\n"
+        "    record = await account_pages.activity.of_grants([], school_id=user.school_id)\n"
+        "    return await account_pages.users.school_name(user.school_id)\n"
     )
-    assert stores_reached(page, None) == ["connected_apps.py:3 activity.of_grants", "connected_apps.py:4 users.school_name"]
+    assert stores_reached(page, None) == [
+        "connected_apps.py:3 activity.of_grants",
+        "connected_apps.py:4 users.school_name",
+    ]
     assert stores_reached(page, USE_CASES_ONLY) == ["connected_apps.py:3 activity.of_grants"]

@@ -87,8 +87,8 @@ class Components:
     trusted_domains: PgTrustedDomainStore
     # The families, each given to its handlers.
     tokens: Tokens
-    sign_in: SignInPages
-    account: AccountPages
+    sign_in_pages: SignInPages
+    account_pages: AccountPages
     registration: Registration
     administration: Administration
     internal: Internal
@@ -130,8 +130,8 @@ class Components:
             admin_store=s.admin_store,
             trusted_domains=s.trusted_domains,
             tokens=w.tokens(),
-            sign_in=w.sign_in_pages(),
-            account=w.account_pages(),
+            sign_in_pages=w.sign_in_pages(),
+            account_pages=w.account_pages(),
             registration=Registration(
                 settings=settings,
                 clock=clock,

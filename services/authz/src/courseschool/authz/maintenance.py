@@ -73,13 +73,13 @@ class Kept(Protocol):
     @property
     def housekeeping(self) -> PgHousekeeping: ...
     @property
-    def account(self) -> AccountPages: ...
+    def account_pages(self) -> AccountPages: ...
 
 
 async def housekeeping(c: Kept) -> dict[str, int]:
     """One housekeeping pass; what it removed, logged when anything was. Requests for a
     school's approval past their time are marked expired first (and their people told)."""
-    expired = await c.account.access_requests.expire(now=c.clock.now())
+    expired = await c.account_pages.access_requests.expire(now=c.clock.now())
     done = {"access_requests_expired": expired, **await c.housekeeping.sweep()}
     if any(done.values()):
         log.info("housekeeping_done", **done)

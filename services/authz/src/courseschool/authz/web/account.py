@@ -46,14 +46,16 @@ PASSWORD_ERRORS = {"differ": PASSWORDS_DIFFER, "rule": "A password must be 10 to
 
 
 @get("/", opt=PAGE)
-async def account_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def account_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
-    view = await account_view(account, user, session_id)
+    view = await account_view(account_pages, user, session_id)
     return render(
         "account.html",
         view=view,
         browsers=[(b, moment(b.signed_in_at), moment(b.last_seen_at)) for b in view.browsers],
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
         done=DONE.get(request.query_params.get("done") or ""),
         passkeys_stay=request.query_params.get("done") in ("reset", "password"),  # a new password keeps them
         error=PASSWORD_ERRORS.get(request.query_params.get("failed") or ""),
@@ -62,19 +64,21 @@ async def account_page(request: Request[Any, Any, Any], account: AccountPagesDep
 
 
 async def _checked(
-    request: Request[Any, Any, Any], account: AccountPagesDep, session_id: str, purpose: str
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, session_id: str, purpose: str
 ) -> dict[str, str]:
     fields = await form_fields(request)
-    page_forms.check_form_token(account, purpose, session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, purpose, session_id, fields.get("csrf", ""))
     return fields
 
 
 @post("/password", opt={**PAGE, "back": PATH}, guards=[recent_sign_in])
-async def password_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    fields = await _checked(request, account, viewer.session_id, PURPOSE)
+async def password_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    fields = await _checked(request, account_pages, viewer.session_id, PURPOSE)
     try:
         await change_password(
-            account,
+            account_pages,
             viewer.user,
             viewer.session_id,
             fields.get("password", ""),
@@ -91,35 +95,39 @@ async def password_submit(request: Request[Any, Any, Any], account: AccountPages
 
 @post("/sign-out-others", opt={**PAGE, "back": PATH}, guards=[recent_sign_in])
 async def sign_out_others_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    await _checked(request, account, viewer.session_id, PURPOSE)
+    await _checked(request, account_pages, viewer.session_id, PURPOSE)
     await sign_out_elsewhere(
-        account, viewer.user, viewer.session_id, ip=client_ip(request), agent=client_agent(request)
+        account_pages, viewer.user, viewer.session_id, ip=client_ip(request), agent=client_agent(request)
     )
     return see_other(f"{PATH}?done=signed-out")
 
 
 @get("/confirm", opt=PAGE)
-async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def confirm_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
-    view = await account_view(account, user, session_id)
+    view = await account_view(account_pages, user, session_id)
     return render(
         "confirm_identity.html",
         email=user.email,
         has_app=view.has_app,
         next=safe_back(request.query_params.get("next")),
-        csrf=page_forms.form_token(account, CONFIRM_PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, CONFIRM_PURPOSE, session_id),
         error=NOT_CONFIRMED if request.query_params.get("failed") else None,
     )
 
 
 @post("/confirm", opt=PAGE)
-async def confirm_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    fields = await _checked(request, account, viewer.session_id, CONFIRM_PURPOSE)
+async def confirm_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    fields = await _checked(request, account_pages, viewer.session_id, CONFIRM_PURPOSE)
     next_page = safe_back(fields.get("next"))
     confirmed = await confirm_identity(
-        account,
+        account_pages,
         viewer.user,
         viewer.session_id,
         password=fields.get("password", ""),

@@ -55,48 +55,48 @@ def _binding(request: Request[Any, Any, Any]) -> str:
     return value if value and len(value) <= 128 else new_token()
 
 
-def _link_cookie(account: AccountPages, value: str) -> Cookie:
+def _link_cookie(account_pages: AccountPages, value: str) -> Cookie:
     return Cookie(
         key=LINK_COOKIE,
         value=value,
         path=PATH,
         httponly=True,
-        secure=account.settings.cookie_secure,
+        secure=account_pages.settings.cookie_secure,
         samesite="lax",
-        max_age=account.settings.interaction_ttl,
+        max_age=account_pages.settings.interaction_ttl,
     )
 
 
-async def _checked(request: Request[Any, Any, Any], account: AccountPages, purpose: str) -> dict[str, str]:
+async def _checked(request: Request[Any, Any, Any], account_pages: AccountPages, purpose: str) -> dict[str, str]:
     fields = await form_fields(request)
     binding = request.cookies.get(LINK_COOKIE)
     if not binding:
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
-    page_forms.check_form_token(account, purpose, binding, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, purpose, binding, fields.get("csrf", ""))
     return fields
 
 
 @get(FORGOT, opt=PAGE)
-async def forgot_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
+async def forgot_page(request: Request[Any, Any, Any], account_pages: AccountPagesDep) -> Response[Any]:
     binding = _binding(request)
     return render(
         "forgot_password.html",
-        csrf=page_forms.form_token(account, FORGOT_PURPOSE, binding),
+        csrf=page_forms.form_token(account_pages, FORGOT_PURPOSE, binding),
         sent=request.query_params.get("sent") == "1",
-        minutes=account.settings.password_reset_ttl // 60,
-        cookies=[_link_cookie(account, binding)],
+        minutes=account_pages.settings.password_reset_ttl // 60,
+        cookies=[_link_cookie(account_pages, binding)],
     )
 
 
 @post(FORGOT, opt=PAGE)
-async def forgot_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    fields = await _checked(request, account, FORGOT_PURPOSE)
-    await forgot_password(account, fields.get("email", ""), ip=client_ip(request))
+async def forgot_submit(request: Request[Any, Any, Any], account_pages: AccountPagesDep) -> Response[Any]:
+    fields = await _checked(request, account_pages, FORGOT_PURPOSE)
+    await forgot_password(account_pages, fields.get("email", ""), ip=client_ip(request))
     return see_other(f"{FORGOT}?sent=1")
 
 
-async def _signed_in_as(request: Request[Any, Any, Any], account: AccountPages) -> str | None:
-    user = await signed_in_user(account, request.cookies.get(session_cookie_name(account.settings)))
+async def _signed_in_as(request: Request[Any, Any, Any], account_pages: AccountPages) -> str | None:
+    user = await signed_in_user(account_pages, request.cookies.get(session_cookie_name(account_pages.settings)))
     return user.id if user else None
 
 
@@ -105,49 +105,49 @@ def _refused(exc: LinkRefused) -> Response[Any]:
 
 
 @get(CHOOSE, opt=PAGE)
-async def choose_page(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    signed_in_as = await _signed_in_as(request, account)
+async def choose_page(request: Request[Any, Any, Any], account_pages: AccountPagesDep) -> Response[Any]:
+    signed_in_as = await _signed_in_as(request, account_pages)
     if "token" in request.query_params:  # the link as e-mailed: held, then out of the URL
         token = request.query_params.get("token") or ""
         try:
-            await usable_link(account, token, signed_in_as=signed_in_as)
+            await usable_link(account_pages, token, signed_in_as=signed_in_as)
         except LinkRefused as exc:
             return _refused(exc)
         binding = _binding(request)
-        await account.held_links.hold(binding, token)
-        return see_other(CHOOSE, cookies=[_link_cookie(account, binding)])
+        await account_pages.held_links.hold(binding, token)
+        return see_other(CHOOSE, cookies=[_link_cookie(account_pages, binding)])
     binding = _binding(request)
     try:
-        link = await usable_link(account, await _held(request, account), signed_in_as=signed_in_as)
+        link = await usable_link(account_pages, await _held(request, account_pages), signed_in_as=signed_in_as)
     except LinkRefused as exc:
         return _refused(exc)
     return render(
         "choose_password.html",
         invitation=link.purpose == INVITATION,
         email=link.email,
-        csrf=page_forms.form_token(account, CHOOSE_PURPOSE, binding),
+        csrf=page_forms.form_token(account_pages, CHOOSE_PURPOSE, binding),
         error=CHOICE_ERRORS.get(request.query_params.get("failed") or ""),
-        cookies=[_link_cookie(account, binding)],
+        cookies=[_link_cookie(account_pages, binding)],
     )
 
 
-async def _held(request: Request[Any, Any, Any], account: AccountPages) -> str:
+async def _held(request: Request[Any, Any, Any], account_pages: AccountPages) -> str:
     """The token of the link this browser opened ("": none, which no link is)."""
-    return await account.held_links.held(request.cookies.get(LINK_COOKIE)) or ""
+    return await account_pages.held_links.held(request.cookies.get(LINK_COOKIE)) or ""
 
 
 @post(CHOOSE, opt=PAGE)
-async def choose_submit(request: Request[Any, Any, Any], account: AccountPagesDep) -> Response[Any]:
-    fields = await _checked(request, account, CHOOSE_PURPOSE)
+async def choose_submit(request: Request[Any, Any, Any], account_pages: AccountPagesDep) -> Response[Any]:
+    fields = await _checked(request, account_pages, CHOOSE_PURPOSE)
     # A page the previous release served carries the token in its form.
-    token = await _held(request, account) or fields.get("token", "")
+    token = await _held(request, account_pages) or fields.get("token", "")
     try:
         chosen = await choose_password(
-            account,
+            account_pages,
             token,
             fields.get("password", ""),
             fields.get("again", ""),
-            signed_in_as=await _signed_in_as(request, account),
+            signed_in_as=await _signed_in_as(request, account_pages),
             ip=client_ip(request),
             agent=client_agent(request),
         )
@@ -156,10 +156,10 @@ async def choose_submit(request: Request[Any, Any, Any], account: AccountPagesDe
     except InvalidRequestError as exc:  # the password: the link stays usable (and held)
         failed = "differ" if exc.description == PASSWORDS_DIFFER else "rule"
         return see_other(f"{CHOOSE}?{urlencode({'failed': failed})}")
-    await account.held_links.drop(request.cookies.get(LINK_COOKIE) or "")
+    await account_pages.held_links.drop(request.cookies.get(LINK_COOKIE) or "")
     if chosen.session_id is None:
         return see_other(f"{DONE}?{urlencode({'invited': '1' if chosen.purpose == INVITATION else '0'})}")
-    cookie = session_cookie(account.settings, chosen.session_id, account.settings.session_ttl)
+    cookie = session_cookie(account_pages.settings, chosen.session_id, account_pages.settings.session_ttl)
     done = "welcome" if chosen.purpose == INVITATION else "reset"
     return see_other(f"/oauth/account?{urlencode({'done': done})}", cookies=[cookie])
 

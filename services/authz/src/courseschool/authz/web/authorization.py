@@ -20,17 +20,19 @@ from .pages import see_other
 
 
 @route("/oauth/authorize", http_method=["GET", "POST"], status_code=200, opt=PAGE)
-async def authorize(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def authorize(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     if request.method == "POST":  # OIDC Core §3.1.2.1 allows form-encoded POST
         params = multi((await request.form()).multi_items())
     else:
         params = multi(request.query_params.multi_items())
-    session_id = request.cookies.get(session_cookie_name(pages.settings))
-    started = await start_authorization(pages, params, session_id, ip=client_ip(request), agent=client_agent(request))
+    session_id = request.cookies.get(session_cookie_name(sign_in_pages.settings))
+    started = await start_authorization(
+        sign_in_pages, params, session_id, ip=client_ip(request), agent=client_agent(request)
+    )
     if isinstance(started, str):  # remembered consent: straight back to the client
         return see_other(started)
     interaction, binding = started
-    cookie = binding_cookie(pages.settings, interaction.uid, binding, pages.settings.interaction_ttl)
+    cookie = binding_cookie(sign_in_pages.settings, interaction.uid, binding, sign_in_pages.settings.interaction_ttl)
     return see_other(f"/oauth/interaction/{interaction.uid}", cookies=[cookie])
 
 

@@ -92,10 +92,10 @@ def _confirm(request: Request[Any, Any, Any]) -> tuple[Ending, str] | None:
 
 
 @get("/", opt=PAGE)
-async def apps_list(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def apps_list(request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
     done = request.query_params.get("done")
-    page = await apps_page(account, user, session_id, confirm=_confirm(request))
+    page = await apps_page(account_pages, user, session_id, confirm=_confirm(request))
     record = page.activity
     return render(
         "apps.html",
@@ -104,67 +104,71 @@ async def apps_list(request: Request[Any, Any, Any], account: AccountPagesDep, v
         by_school=[(e, moment(e.ended_at)) for e in page.ended_by_school],
         activity=None if record is None else {g: activity_view([a]) for g, a in record.items()},
         notices=page.notices,
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
         done=done if done in DONE else None,
         notice=(page.confirmed[0], _card(page.confirmed[1])) if page.confirmed else None,
         scripts=True,
     )
 
 
-def _confirmation(account: AccountPages, viewer: Viewer, action: str, grant_id: str, card: AppCard) -> Response[Any]:
-    csrf = page_forms.form_token(account, PURPOSE, viewer.session_id)
+def _confirmation(
+    account_pages: AccountPages, viewer: Viewer, action: str, grant_id: str, card: AppCard
+) -> Response[Any]:
+    csrf = page_forms.form_token(account_pages, PURPOSE, viewer.session_id)
     return render("apps_confirm.html", action=action, card=card, grant_id=grant_id, csrf=csrf, scripts=True)
 
 
 @get("/remove-all", opt=PAGE)
-async def confirm_remove_all(account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def confirm_remove_all(account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     """ "Remove all" confirms first, as every other removal does: the apps it ends, named."""
-    cards = [_card(app) for app in await connected_apps(account, viewer.user)]
-    csrf = page_forms.form_token(account, PURPOSE, viewer.session_id)
+    cards = [_card(app) for app in await connected_apps(account_pages, viewer.user)]
+    csrf = page_forms.form_token(account_pages, PURPOSE, viewer.session_id)
     return render("apps_confirm.html", action="remove-all", cards=cards, csrf=csrf, scripts=True)
 
 
 @get("/{grant_id:str}/end", opt=PAGE)
-async def confirm_end(grant_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    card = _card(await live_sign_in(account, viewer.user, grant_id))
-    return _confirmation(account, viewer, "end", grant_id, card)
+async def confirm_end(grant_id: FromPath[str], account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+    card = _card(await live_sign_in(account_pages, viewer.user, grant_id))
+    return _confirmation(account_pages, viewer, "end", grant_id, card)
 
 
 @get("/{grant_id:str}/remove-app", opt=PAGE)
-async def confirm_remove_app(grant_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    card = _card(await app_of(account, viewer.user, grant_id))
-    return _confirmation(account, viewer, "remove-app", grant_id, card)
+async def confirm_remove_app(
+    grant_id: FromPath[str], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    card = _card(await app_of(account_pages, viewer.user, grant_id))
+    return _confirmation(account_pages, viewer, "remove-app", grant_id, card)
 
 
-async def _checked(request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer) -> User:
+async def _checked(request: Request[Any, Any, Any], account_pages: AccountPages, viewer: Viewer) -> User:
     """The person whose form this is (403 unless its CSRF token is of their session)."""
-    page_forms.check_form_token(account, PURPOSE, viewer.session_id, (await form_fields(request)).get("csrf", ""))
+    page_forms.check_form_token(account_pages, PURPOSE, viewer.session_id, (await form_fields(request)).get("csrf", ""))
     return viewer.user
 
 
 @post("/{grant_id:str}/remove", opt=PAGE)
 async def end_sign_in_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     """End one sign-in (the confirmation page's form)."""
-    await end_sign_in(account, await _checked(request, account, viewer), grant_id)
+    await end_sign_in(account_pages, await _checked(request, account_pages, viewer), grant_id)
     return see_other(f"{PATH}?{urlencode({'ended': grant_id})}")
 
 
 @post("/{grant_id:str}/remove-app", opt=PAGE)
 async def remove_app_submit(
-    grant_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    grant_id: FromPath[str], request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     """End every sign-in of the app this one belongs to (the confirmation page's form)."""
-    await remove_app(account, await _checked(request, account, viewer), grant_id)
+    await remove_app(account_pages, await _checked(request, account_pages, viewer), grant_id)
     return see_other(f"{PATH}?{urlencode({'removed': grant_id})}")
 
 
 @post("/remove-all", opt=PAGE)
 async def remove_all_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    await remove_all(account, await _checked(request, account, viewer))
+    await remove_all(account_pages, await _checked(request, account_pages, viewer))
     return see_other(f"{PATH}?done=removed-all")
 
 

@@ -34,12 +34,12 @@ def provide_tokens(state: State) -> Tokens:
     return state.authz.tokens
 
 
-def provide_pages(state: State) -> SignInPages:
-    return state.authz.sign_in
+def provide_sign_in_pages(state: State) -> SignInPages:
+    return state.authz.sign_in_pages
 
 
-def provide_account(state: State) -> AccountPages:
-    return state.authz.account
+def provide_account_pages(state: State) -> AccountPages:
+    return state.authz.account_pages
 
 
 def provide_registration(state: State) -> Registration:
@@ -56,8 +56,8 @@ def provide_internal(state: State) -> Internal:
 
 FAMILIES = {
     "tokens": Provide(provide_tokens, sync_to_thread=False),
-    "pages": Provide(provide_pages, sync_to_thread=False),
-    "account": Provide(provide_account, sync_to_thread=False),
+    "sign_in_pages": Provide(provide_sign_in_pages, sync_to_thread=False),
+    "account_pages": Provide(provide_account_pages, sync_to_thread=False),
     "registration": Provide(provide_registration, sync_to_thread=False),
     "administration": Provide(provide_administration, sync_to_thread=False),
     "internal": Provide(provide_internal, sync_to_thread=False),

@@ -40,28 +40,30 @@ MAX_FORM_FIELD = 4096
 
 
 @get("/oauth/interaction/{uid:str}", opt=PAGE)
-async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def interaction_page(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
     binding = request.cookies.get(BINDING_COOKIE) or ""
-    interaction = await open_interaction(pages, uid, binding)
+    interaction = await open_interaction(sign_in_pages, uid, binding)
     if interaction.user_id is None and interaction.second_step is not None:
-        return await _second_step_page(request, pages, interaction, binding)
+        return await _second_step_page(request, sign_in_pages, interaction, binding)
     if interaction.user_id is None:
-        passkey = await sign_in_options(pages, binding)
+        passkey = await sign_in_options(sign_in_pages, binding)
         return render(
             "login.html",
             uid=uid,
             csrf=interaction.csrf,
             error=interaction.login_error,
-            client=await client_label(pages, interaction),
+            client=await client_label(sign_in_pages, interaction),
             login_hint=interaction.login_email or interaction.request.login_hint or "",
             passkey=passkey,
             passkey_script=passkey is not None,
         )
-    shown = await recovery_codes_to_show(pages, interaction)
+    shown = await recovery_codes_to_show(sign_in_pages, interaction)
     if shown:  # the factor the school required was set up in this sign-in: its codes, once, before consent
         return render("recovery_codes.html", codes=shown[0], new=shown[1], next=f"/oauth/interaction/{uid}")
-    session_id = request.cookies.get(session_cookie_name(pages.settings))
-    view = await consent_view(pages, interaction, session_id)
+    session_id = request.cookies.get(session_cookie_name(sign_in_pages.settings))
+    view = await consent_view(sign_in_pages, interaction, session_id)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -82,14 +84,14 @@ async def interaction_page(uid: FromPath[str], request: Request[Any, Any, Any], 
 
 
 async def _second_step_page(
-    request: Request[Any, Any, Any], pages: SignInPages, interaction: Interaction, binding: str
+    request: Request[Any, Any, Any], sign_in_pages: SignInPages, interaction: Interaction, binding: str
 ) -> Response[Any]:
     """After the password: the code, or the second factor the school requires set up."""
     uid, step, error = interaction.uid, interaction.second_step, interaction.login_error
     action = f"/oauth/interaction/{uid}/second-step"
     if step is not None and step.what == "enrol":
-        view = await required_enrolment(pages, step, by=f"{uid}:{binding}")
-        passkey = await enrolment_options(pages, step, binding)
+        view = await required_enrolment(sign_in_pages, step, by=f"{uid}:{binding}")
+        passkey = await enrolment_options(sign_in_pages, step, binding)
         return render(
             "enrol.html",
             action=action,
@@ -106,7 +108,7 @@ async def _second_step_page(
             school_name=view.school_name,
             back=None,
         )
-    passkey = await second_step_options(pages, step, binding) if step is not None else None
+    passkey = await second_step_options(sign_in_pages, step, binding) if step is not None else None
     return render(
         "second_step.html",
         action=action,
@@ -125,10 +127,10 @@ async def form_fields(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 
 async def _checked_form(
-    uid: str, request: Request[Any, Any, Any], pages: SignInPages
+    uid: str, request: Request[Any, Any, Any], sign_in_pages: SignInPages
 ) -> tuple[Interaction, dict[str, str]]:
     """The interaction and the form's fields, if the binding cookie and the CSRF token both match."""
-    interaction = await open_interaction(pages, uid, request.cookies.get(BINDING_COOKIE))
+    interaction = await open_interaction(sign_in_pages, uid, request.cookies.get(BINDING_COOKIE))
     fields = await form_fields(request)
     if not same(fields.get("csrf", ""), interaction.csrf):
         raise ForbiddenError("the form's CSRF token does not match the interaction")
@@ -136,37 +138,43 @@ async def _checked_form(
 
 
 @post("/oauth/interaction/{uid:str}/login", opt=PAGE)
-async def login_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    interaction, fields = await _checked_form(uid, request, pages)
+async def login_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, sign_in_pages)
     email, password = fields.get("email", "").strip(), fields.get("password", "")
-    session_id = await login(pages, interaction, email, password, ip=client_ip(request), agent=client_agent(request))
+    session_id = await login(
+        sign_in_pages, interaction, email, password, ip=client_ip(request), agent=client_agent(request)
+    )
     cookies = []
     if session_id is not None:
-        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
+        cookies.append(session_cookie(sign_in_pages.settings, session_id, sign_in_pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
 
 @post("/oauth/interaction/{uid:str}/second-step", opt=PAGE)
 async def second_step_submit(
-    uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
 ) -> Response[Any]:
     """The code after the password (or the first code of the app the school requires)."""
-    interaction, fields = await _checked_form(uid, request, pages)
+    interaction, fields = await _checked_form(uid, request, sign_in_pages)
     code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
-    session_id = await login_second_step(pages, interaction, code, ip=ip, agent=agent)
+    session_id = await login_second_step(sign_in_pages, interaction, code, ip=ip, agent=agent)
     cookies = []
     if session_id is not None:
-        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
+        cookies.append(session_cookie(sign_in_pages.settings, session_id, sign_in_pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
 
 @post("/oauth/interaction/{uid:str}/passkey", opt=PAGE)
-async def passkey_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def passkey_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
     """A passkey in place of the password, or as the second step after it (or set up there)."""
-    interaction, fields = await _checked_form(uid, request, pages)
+    interaction, fields = await _checked_form(uid, request, sign_in_pages)
     binding, credential = request.cookies.get(BINDING_COOKIE), fields.get("credential", "")
     session_id = await interaction_passkey(
-        pages,
+        sign_in_pages,
         interaction,
         binding,
         credential,
@@ -176,33 +184,35 @@ async def passkey_submit(uid: FromPath[str], request: Request[Any, Any, Any], pa
     )
     cookies = []
     if session_id is not None:  # its address and browser recorded where it was opened (_open_session)
-        cookies.append(session_cookie(pages.settings, session_id, pages.settings.session_ttl))
+        cookies.append(session_cookie(sign_in_pages.settings, session_id, sign_in_pages.settings.session_ttl))
     return see_other(f"/oauth/interaction/{uid}", cookies=cookies)
 
 
 @post("/oauth/interaction/{uid:str}/consent", opt=PAGE)
-async def consent_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
-    interaction, fields = await _checked_form(uid, request, pages)
+async def consent_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
+    interaction, fields = await _checked_form(uid, request, sign_in_pages)
     decision = fields.get("decision")
-    name = await client_name(pages, interaction)
+    name = await client_name(sign_in_pages, interaction)
     if interaction.user_id is None or decision not in ("approve", "deny"):
         raise InvalidRequestError(
             "the consent form needs a signed-in user and a decision", advice="Sign in, then choose Allow or Deny."
         )
     kept = await _kept_scopes(request, fields, interaction) if decision == "approve" else None
     decided = await decide(
-        pages,
+        sign_in_pages,
         uid,
         approve=decision == "approve",
         ip=client_ip(request),
         kept=kept,
-        session_id=request.cookies.get(session_cookie_name(pages.settings)),
+        session_id=request.cookies.get(session_cookie_name(sign_in_pages.settings)),
         agent=client_agent(request),
     )
     if interaction.request.decision_page:  # the outcome on a page of ours first; the cookie stays for it
-        await hand_off(pages, interaction, decided.location, outcome=decided.outcome, name=name)
+        await hand_off(sign_in_pages, interaction, decided.location, outcome=decided.outcome, name=name)
         return see_other(f"/oauth/interaction/{uid}/done")
-    expired = binding_cookie(pages.settings, uid, "", 0)
+    expired = binding_cookie(sign_in_pages.settings, uid, "", 0)
     return see_other(decided.location, cookies=[expired])
 
 
@@ -229,33 +239,37 @@ async def _kept_scopes(
 
 
 @get("/oauth/interaction/{uid:str}/done", opt=PAGE)
-async def decision_page(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def decision_page(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
     """What was decided, then back to the app when the person chooses (a focused link
     styled as a button: the same GET of the redirect URI a loopback listener waits for;
     no timed refresh, WCAG 2.2.1): if the app's listener is gone, the person still knows
     the outcome."""
-    handoff = await take_handoff(pages, uid, request.cookies.get(BINDING_COOKIE))
-    expired = binding_cookie(pages.settings, uid, "", 0)
+    handoff = await take_handoff(sign_in_pages, uid, request.cookies.get(BINDING_COOKIE))
+    expired = binding_cookie(sign_in_pages.settings, uid, "", 0)
     return render("decided.html", handoff=handoff, form_target=handoff.location, cookies=[expired])
 
 
 @post("/oauth/interaction/{uid:str}/switch", opt=PAGE)
 async def switch_user_submit(
-    uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
 ) -> Response[Any]:
     """ "Not you? Sign out": end the session, back to the sign-in form of this interaction."""
-    interaction, _ = await _checked_form(uid, request, pages)
-    await switch_user(pages, interaction, request.cookies.get(session_cookie_name(pages.settings)))
-    gone = session_cookie(pages.settings, "", 0)
+    interaction, _ = await _checked_form(uid, request, sign_in_pages)
+    await switch_user(sign_in_pages, interaction, request.cookies.get(session_cookie_name(sign_in_pages.settings)))
+    gone = session_cookie(sign_in_pages.settings, "", 0)
     return see_other(f"/oauth/interaction/{uid}", cookies=[gone])
 
 
 @post("/oauth/interaction/{uid:str}/ask", opt=PAGE)
-async def ask_submit(uid: FromPath[str], request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def ask_submit(
+    uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
+) -> Response[Any]:
     """Ask the school to approve the app, with a short reason; back to the consent page,
     which says the request is pending."""
-    interaction, fields = await _checked_form(uid, request, pages)
+    interaction, fields = await _checked_form(uid, request, sign_in_pages)
     if interaction.user_id is None:
         raise InvalidRequestError("asking needs a signed-in user", advice="Sign in first.")
-    await ask(pages, interaction, fields.get("reason", ""), ip=client_ip(request))
+    await ask(sign_in_pages, interaction, fields.get("reason", ""), ip=client_ip(request))
     return see_other(f"/oauth/interaction/{uid}")

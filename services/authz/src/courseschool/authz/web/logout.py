@@ -24,29 +24,29 @@ PURPOSE = "logout"  # its CSRF purpose: a MAC of the session id (page_forms)
 
 
 @route("/oauth/logout", http_method=["GET", "POST"], opt=PAGE)
-async def logout(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def logout(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     if request.method == "POST":
         params = multi((await request.form()).multi_items())
     else:
         params = multi(request.query_params.multi_items())
-    wanted = await logout_request(pages, params, ip=client_ip(request))
-    cookie_name = session_cookie_name(pages.settings)
+    wanted = await logout_request(sign_in_pages, params, ip=client_ip(request))
+    cookie_name = session_cookie_name(sign_in_pages.settings)
     session_id = request.cookies.get(cookie_name)
     location = after_sign_out(wanted)
-    session = await current_session(pages, session_id)
+    session = await current_session(sign_in_pages, session_id)
     if session is None or session_id is None:  # nothing to end, and no one who confirmed
         return render("signed_out.html", back=location, request=wanted)
     if request.method == "POST" and CONFIRMED in params:
-        page_forms.check_form_token(pages, PURPOSE, session_id, params[CONFIRMED][0])
-        await sign_out(pages, session_id)
-        gone = session_cookie(pages.settings, "", 0)
+        page_forms.check_form_token(sign_in_pages, PURPOSE, session_id, params[CONFIRMED][0])
+        await sign_out(sign_in_pages, session_id)
+        gone = session_cookie(sign_in_pages.settings, "", 0)
         if location is not None:
             return see_other(location, cookies=[gone])
         return render("signed_out.html", cookies=[gone])
-    user = await pages.users.get(session.user_id)
+    user = await sign_in_pages.users.get(session.user_id)
     return render(
         "logout.html",
-        csrf=page_forms.form_token(pages, PURPOSE, session_id),
+        csrf=page_forms.form_token(sign_in_pages, PURPOSE, session_id),
         request=wanted,
         email=user.email if user else "",
         form_target=wanted.post_logout_redirect_uri,

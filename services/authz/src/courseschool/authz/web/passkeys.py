@@ -49,14 +49,14 @@ def _purpose(action: str, passkey_id: str) -> str:
 
 @get("/new", opt=PAGE, guards=[recent_sign_in])
 async def new_passkey_page(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     session_id, user = viewer
-    options = await begin_registration(account, user, session_id)
+    options = await begin_registration(account_pages, user, session_id)
     return render(
         "passkey_new.html",
         action=PATH,
-        csrf=page_forms.form_token(account, ADD, session_id),
+        csrf=page_forms.form_token(account_pages, ADD, session_id),
         options=options,
         name=client_agent(request) or "",
         error=NOT_SAVED if request.query_params.get("failed") else None,
@@ -66,12 +66,12 @@ async def new_passkey_page(
 
 @post("/", opt={**PAGE, "back": f"{PATH}/new"}, guards=[recent_sign_in])
 async def add_passkey_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     fields = await form_fields(request)
-    page_forms.check_form_token(account, ADD, viewer.session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, ADD, viewer.session_id, fields.get("csrf", ""))
     added = await add_passkey(
-        account,
+        account_pages,
         viewer.user,
         viewer.session_id,
         fields.get("name", ""),
@@ -82,26 +82,26 @@ async def add_passkey_submit(
     if added is None:
         return see_other(f"{PATH}/new?failed=1")
     if added.recovery_codes:  # the first second factor: its recovery codes, shown once
-        await account.second_steps.keep_codes(f"session:{viewer.session_id}", added.recovery_codes)
+        await account_pages.second_steps.keep_codes(f"session:{viewer.session_id}", added.recovery_codes)
         return see_other(f"{SECURITY}/codes?new=passkey")
     return see_other(f"{SECURITY}?done=passkey-added")
 
 
 @get("/{passkey_id:str}/rename", opt=PAGE)
-async def rename_page(passkey_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    return await _change_page("rename", passkey_id, account, viewer)
+async def rename_page(passkey_id: FromPath[str], account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+    return await _change_page("rename", passkey_id, account_pages, viewer)
 
 
 @get("/{passkey_id:str}/remove", opt=PAGE)
-async def remove_page(passkey_id: FromPath[str], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def remove_page(passkey_id: FromPath[str], account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     """The removal's confirmation: the only page that gives its form's token."""
-    return await _change_page("remove", passkey_id, account, viewer)
+    return await _change_page("remove", passkey_id, account_pages, viewer)
 
 
-async def _change_page(action: str, passkey_id: str, account: AccountPages, viewer: Viewer) -> Response[Any]:
+async def _change_page(action: str, passkey_id: str, account_pages: AccountPages, viewer: Viewer) -> Response[Any]:
     session_id, user = viewer
-    passkey = await passkey_of(account, user, passkey_id)
-    view = await security_view(account, user)
+    passkey = await passkey_of(account_pages, user, passkey_id)
+    view = await security_view(account_pages, user)
     return render(
         "passkey_change.html",
         action=action,
@@ -109,29 +109,38 @@ async def _change_page(action: str, passkey_id: str, account: AccountPages, view
         last=view.factors.passkeys == 1,
         required=view.required,
         has_app=view.factors.totp,
-        csrf=page_forms.form_token(account, _purpose(action, passkey.id), session_id),
+        csrf=page_forms.form_token(account_pages, _purpose(action, passkey.id), session_id),
     )
 
 
 @post("/{passkey_id:str}/rename", opt={**PAGE, "back": SECURITY}, guards=[recent_sign_in])
 async def rename_submit(
-    passkey_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    passkey_id: FromPath[str], request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     fields = await form_fields(request)
-    page_forms.check_form_token(account, _purpose("rename", passkey_id), viewer.session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(
+        account_pages, _purpose("rename", passkey_id), viewer.session_id, fields.get("csrf", "")
+    )
     await rename_passkey(
-        account, viewer.user, passkey_id, fields.get("name", ""), ip=client_ip(request), agent=client_agent(request)
+        account_pages,
+        viewer.user,
+        passkey_id,
+        fields.get("name", ""),
+        ip=client_ip(request),
+        agent=client_agent(request),
     )
     return see_other(f"{SECURITY}?done=passkey-renamed")
 
 
 @post("/{passkey_id:str}/remove", opt={**PAGE, "back": SECURITY}, guards=[recent_sign_in])
 async def remove_submit(
-    passkey_id: FromPath[str], request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    passkey_id: FromPath[str], request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     fields = await form_fields(request)
-    page_forms.check_form_token(account, _purpose("remove", passkey_id), viewer.session_id, fields.get("csrf", ""))
-    await remove_passkey(account, viewer.user, passkey_id, ip=client_ip(request), agent=client_agent(request))
+    page_forms.check_form_token(
+        account_pages, _purpose("remove", passkey_id), viewer.session_id, fields.get("csrf", "")
+    )
+    await remove_passkey(account_pages, viewer.user, passkey_id, ip=client_ip(request), agent=client_agent(request))
     return see_other(f"{SECURITY}?done=passkey-removed")
 
 

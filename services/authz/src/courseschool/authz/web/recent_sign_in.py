@@ -57,12 +57,12 @@ def to_confirm(_: Request[Any, Any, Any], exc: ConfirmFirst) -> Response[Any]:
 
 async def recent_sign_in(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """Litestar guard: a recent sign-in on this browser's session, or ConfirmFirst."""
-    account: AccountPages = connection.app.state.authz.account
-    session_id = connection.cookies.get(session_cookie_name(account.settings))
-    session = await account.sessions.get(session_id, now=account.clock.now())
+    account_pages: AccountPages = connection.app.state.authz.account_pages
+    session_id = connection.cookies.get(session_cookie_name(account_pages.settings))
+    session = await account_pages.sessions.get(session_id, now=account_pages.clock.now())
     if session is None:
         return  # nobody signed in: the route's `viewer` answers with the sign-in page
-    if recent(account, session):
+    if recent(account_pages, session):
         return
     if connection.scope.get("method") == "GET":
         query = connection.scope.get("query_string", b"").decode("latin-1")

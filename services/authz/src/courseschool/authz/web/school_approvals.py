@@ -33,18 +33,22 @@ from .viewer import SignedIn, SignInFirst, signed_in_viewer, to_sign_in
 
 
 @post("/policy", opt=DECISION, guards=[recent_sign_in])
-async def policy_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
-    await set_policy(account, user, fields.get("policy", ""), ip=client_ip(request))
+async def policy_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
+    await set_policy(account_pages, user, fields.get("policy", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=policy")
 
 
 @get("/approve", opt=PAGE)
-async def approve_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def approve_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
     query = request.query_params
-    asked = await pending_request(account, user, query["request"]) if query.get("request") else None
-    subject, _ = await approval_subject(account, user, asked.client_id if asked else query.get("client_id") or "")
+    asked = await pending_request(account_pages, user, query["request"]) if query.get("request") else None
+    subject, _ = await approval_subject(account_pages, user, asked.client_id if asked else query.get("client_id") or "")
     ticked = set((asked.scope if asked else subject.approved_scope or "").split())
     # Changes asked for an area come with seeing it: an approval of writes alone would
     # leave the app blind there should the policy become "only approved apps".
@@ -58,18 +62,20 @@ async def approve_page(request: Request[Any, Any, Any], account: AccountPagesDep
         areas=[line for line in scope_lines(s.name for s in SCOPES) if line.key != "identity"],
         ticked=ticked,
         every_area=not ticked,
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
     )
 
 
 @post("/approve", opt=DECISION, guards=[recent_sign_in])
-async def approve_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
+async def approve_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
     form = await request.form()
     ticked = [v for v in form.getall("scope") if isinstance(v, str)] if "scope" in form else []
     scope = chosen_scope(fields.get("cover", ""), ticked)
     await approve(
-        account,
+        account_pages,
         user,
         fields.get("client_id", ""),
         scope,
@@ -81,28 +87,34 @@ async def approve_submit(request: Request[Any, Any, Any], account: AccountPagesD
 
 
 @get("/decline", opt=PAGE)
-async def decline_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def decline_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
-    asked = await pending_request(account, user, request.query_params.get("request") or "")
+    asked = await pending_request(account_pages, user, request.query_params.get("request") or "")
     return render(
         "school_apps_decline.html",
         asked=asked,
         asked_lines=scope_lines(asked.scope.split()),
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
     )
 
 
 @post("/decline", opt=DECISION, guards=[recent_sign_in])
-async def decline_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
-    await decline(account, user, fields.get("request", ""), fields.get("note"), ip=client_ip(request))
+async def decline_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
+    await decline(account_pages, user, fields.get("request", ""), fields.get("note"), ip=client_ip(request))
     return see_other(f"{PATH}?done=declined")
 
 
 @post("/withdraw", opt=DECISION, guards=[recent_sign_in])
-async def withdraw_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
-    await withdraw(account, user, fields.get("client_id", ""), ip=client_ip(request))
+async def withdraw_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
+    await withdraw(account_pages, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=withdrawn")
 
 

@@ -47,10 +47,10 @@ DONE = ("ended", "ended-all", "blocked", "unblocked", "policy", "approved", "dec
 
 @get("/", opt=PAGE)
 async def school_apps_list(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     session_id, user = viewer
-    page = await school_apps_page(account, user)
+    page = await school_apps_page(account_pages, user)
     done = request.query_params.get("done")
     return render(
         "school_apps.html",
@@ -67,19 +67,21 @@ async def school_apps_list(
         covers=covers,
         scope_lines=scope_lines,
         owner=user.role == "owner",  # an owner's decisions are an owner's to change
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
         done=done if done in DONE else None,
     )
 
 
 @get("/confirm", opt=PAGE)
-async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def confirm_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
     query = request.query_params
     action, client_id, person = query.get("action"), query.get("client_id") or "", query.get("person")
     if action not in ACTIONS or (action == "end-person") != (person is not None):
         raise InvalidRequestError("choose an action from the school's apps page", advice="Go back and try again.")
-    app = await app_at_school(account, user, client_id)
+    app = await app_at_school(account_pages, user, client_id)
     named = next((p for p in app.people if p.user_id == person), None)
     if action == "end-person" and named is None:
         raise InvalidRequestError("that person holds no access to this app", advice="Go back and try again.")
@@ -88,41 +90,45 @@ async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep
         app=app,
         action=action,
         person=named,
-        school_name=await school_name(account, user),
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        school_name=await school_name(account_pages, user),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
     )
 
 
 async def _checked(
-    request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer
+    request: Request[Any, Any, Any], account_pages: AccountPages, viewer: Viewer
 ) -> tuple[User, dict[str, str]]:
     """The steward whose form this is (403 unless its CSRF token is of their session), and its fields."""
     fields = await form_fields(request)
-    page_forms.check_form_token(account, PURPOSE, viewer.session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, PURPOSE, viewer.session_id, fields.get("csrf", ""))
     return viewer.user, fields
 
 
 @post("/end", opt=DECISION, guards=[recent_sign_in])
 async def end_access_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
+    user, fields = await _checked(request, account_pages, viewer)
     person = fields.get("person") or None
-    await end_access(account, user, fields.get("client_id", ""), person, ip=client_ip(request))
+    await end_access(account_pages, user, fields.get("client_id", ""), person, ip=client_ip(request))
     return see_other(f"{PATH}?done={'ended' if person else 'ended-all'}")
 
 
 @post("/block", opt=DECISION, guards=[recent_sign_in])
-async def block_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
-    await block(account, user, fields.get("client_id", ""), ip=client_ip(request))
+async def block_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
+    await block(account_pages, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=blocked")
 
 
 @post("/unblock", opt=DECISION, guards=[recent_sign_in])
-async def unblock_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    user, fields = await _checked(request, account, viewer)
-    await unblock(account, user, fields.get("client_id", ""), ip=client_ip(request))
+async def unblock_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    user, fields = await _checked(request, account_pages, viewer)
+    await unblock(account_pages, user, fields.get("client_id", ""), ip=client_ip(request))
     return see_other(f"{PATH}?done=unblocked")
 
 
@@ -130,8 +136,9 @@ async def stewards_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseR
     """Litestar guard of the school's apps pages: the person signed in on this browser
     looks after the school's apps (an owner or admin), else 404 (`steward`). Nobody signed
     in: the route's `viewer` answers with the sign-in page."""
-    account: AccountPages = connection.app.state.authz.account
-    user = await signed_in_user(account, connection.cookies.get(session_cookie_name(account.settings)))
+    account_pages: AccountPages = connection.app.state.authz.account_pages
+    cookie = connection.cookies.get(session_cookie_name(account_pages.settings))
+    user = await signed_in_user(account_pages, cookie)
     if user is not None:
         steward(user)
 

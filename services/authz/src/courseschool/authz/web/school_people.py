@@ -32,7 +32,7 @@ PURPOSE = "school-people"  # the form's CSRF purpose
 
 
 async def _page(
-    account: AccountPagesDep,
+    account_pages: AccountPagesDep,
     session_id: str,
     user: User,
     *,
@@ -45,14 +45,14 @@ async def _page(
         "school_people.html",
         status=status,
         user=user,
-        school_name=await school_name(account, user),
-        pending=await pending_invitations(account, user),
+        school_name=await school_name(account_pages, user),
+        pending=await pending_invitations(account_pages, user),
         roles=OWNER_INVITES,
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
         done=done,
         error=error,
         typed=typed or {"role": "student"},
-        valid_for=_duration(account.settings.invitation_ttl),
+        valid_for=_duration(account_pages.settings.invitation_ttl),
         scripts=True,
     )
 
@@ -65,24 +65,28 @@ def _duration(seconds: int) -> str:
 
 
 @get("/", opt=PAGE, guards=[recent_sign_in])
-async def people_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def people_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
     school_owner(user)
-    return await _page(account, session_id, user, done=request.query_params.get("done") == "invited")
+    return await _page(account_pages, session_id, user, done=request.query_params.get("done") == "invited")
 
 
 @post("/", opt={**PAGE, "back": PATH}, guards=[recent_sign_in])
-async def invite_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def invite_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     session_id, user = viewer
     school_owner(user)
     fields = await form_fields(request)
-    page_forms.check_form_token(account, PURPOSE, session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, PURPOSE, session_id, fields.get("csrf", ""))
     typed = {k: fields.get(k, "") for k in ("email", "name", "role")}
     try:
-        await invite_to_own_school(account, user, **typed, ip=client_ip(request))
+        await invite_to_own_school(account_pages, user, **typed, ip=client_ip(request))
     except (InvalidRequestError, ConflictError) as err:
         why = err.advice if isinstance(err, InvalidRequestError) and err.advice else err.description
-        return await _page(account, session_id, user, status=err.status_code, error=why, typed=typed)
+        return await _page(account_pages, session_id, user, status=err.status_code, error=why, typed=typed)
     return see_other(f"{PATH}?done=invited")
 
 

@@ -55,23 +55,25 @@ def _codes_key(session_id: str) -> str:
 
 
 async def _checked(
-    request: Request[Any, Any, Any], account: AccountPages, viewer: Viewer, purpose: str
+    request: Request[Any, Any, Any], account_pages: AccountPages, viewer: Viewer, purpose: str
 ) -> dict[str, str]:
     fields = await form_fields(request)
-    page_forms.check_form_token(account, purpose, viewer.session_id, fields.get("csrf", ""))
+    page_forms.check_form_token(account_pages, purpose, viewer.session_id, fields.get("csrf", ""))
     return fields
 
 
 @get("/", opt=PAGE)
-async def security_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def security_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     user = viewer.user
     done = request.query_params.get("done")
     return render(
         "security.html",
         user=user,
-        view=await security_view(account, user),
-        passkeys=await passkeys_view(account, user),
-        school_name=await school_name(account, user),
+        view=await security_view(account_pages, user),
+        passkeys=await passkeys_view(account_pages, user),
+        school_name=await school_name(account_pages, user),
         done=done if done in DONE else None,
         passkey_script=True,
         scripts=True,
@@ -79,13 +81,13 @@ async def security_page(request: Request[Any, Any, Any], account: AccountPagesDe
 
 
 @get("/totp", opt=PAGE, guards=[recent_sign_in])
-async def totp_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def totp_page(request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
     session_id, user = viewer
-    enrolment = await begin_totp(account, user, by=session_id)
+    enrolment = await begin_totp(account_pages, user, by=session_id)
     return render(
         "enrol.html",
         action=f"{PATH}/totp",
-        csrf=page_forms.form_token(account, PURPOSE, session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, session_id),
         error=WRONG_ENROLMENT_CODE if request.query_params.get("failed") else None,
         qr=qr_svg(enrolment.uri, label="QR code to set up your authenticator app"),
         secret=enrolment.secret,
@@ -95,23 +97,27 @@ async def totp_page(request: Request[Any, Any, Any], account: AccountPagesDep, v
 
 
 @post("/totp", opt={**PAGE, "back": f"{PATH}/totp"}, guards=[recent_sign_in])
-async def totp_submit(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
-    fields = await _checked(request, account, viewer, PURPOSE)
+async def totp_submit(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
+    fields = await _checked(request, account_pages, viewer, PURPOSE)
     codes = await add_totp(
-        account, viewer.user, fields.get("code", ""), ip=client_ip(request), agent=client_agent(request)
+        account_pages, viewer.user, fields.get("code", ""), ip=client_ip(request), agent=client_agent(request)
     )
     if codes is None:
         return see_other(f"{PATH}/totp?failed=1")
-    await account.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
+    await account_pages.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
     return see_other(f"{PATH}/codes?new=1")
 
 
 @get("/codes", opt=PAGE)
-async def codes_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def codes_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     """New recovery codes, once: a second look finds none and goes back to the page."""
     next_page = request.query_params.get("next")
     next_page = next_page if next_page in NEXT_PAGES else PATH
-    codes = await account.second_steps.take_codes(_codes_key(viewer.session_id))
+    codes = await account_pages.second_steps.take_codes(_codes_key(viewer.session_id))
     if not codes:
         return see_other(next_page)
     new = {"1": "app", "passkey": "passkey"}.get(request.query_params.get("new") or "")
@@ -119,35 +125,37 @@ async def codes_page(request: Request[Any, Any, Any], account: AccountPagesDep, 
 
 
 @get("/confirm", opt=PAGE, guards=[recent_sign_in])
-async def confirm_page(request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn) -> Response[Any]:
+async def confirm_page(
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
+) -> Response[Any]:
     action = request.query_params.get("action")
     if action not in ACTIONS:
         raise InvalidRequestError("choose an action from your security page", advice="Go back and try again.")
-    view = await security_view(account, viewer.user)
+    view = await security_view(account_pages, viewer.user)
     return render(
         "security_confirm.html",
         action=action,
         view=view,
-        csrf=page_forms.form_token(account, PURPOSE, viewer.session_id),
+        csrf=page_forms.form_token(account_pages, PURPOSE, viewer.session_id),
     )
 
 
 @post("/remove-totp", opt={**PAGE, "back": f"{PATH}/confirm?action=remove-totp"}, guards=[recent_sign_in])
 async def remove_totp_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    await _checked(request, account, viewer, PURPOSE)
-    await remove_totp(account, viewer.user, ip=client_ip(request), agent=client_agent(request))
+    await _checked(request, account_pages, viewer, PURPOSE)
+    await remove_totp(account_pages, viewer.user, ip=client_ip(request), agent=client_agent(request))
     return see_other(f"{PATH}?done=removed")
 
 
 @post("/renew-codes", opt={**PAGE, "back": f"{PATH}/confirm?action=renew-codes"}, guards=[recent_sign_in])
 async def renew_codes_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    await _checked(request, account, viewer, PURPOSE)
-    codes = await renew_recovery_codes(account, viewer.user, ip=client_ip(request), agent=client_agent(request))
-    await account.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
+    await _checked(request, account_pages, viewer, PURPOSE)
+    codes = await renew_recovery_codes(account_pages, viewer.user, ip=client_ip(request), agent=client_agent(request))
+    await account_pages.second_steps.keep_codes(_codes_key(viewer.session_id), codes)
     return see_other(f"{PATH}/codes")
 
 
@@ -169,27 +177,27 @@ ROUTER = Router(
 
 @get("/", opt=PAGE)
 async def school_security_page(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
     session_id, user = viewer
-    rule = await two_step_rule(account, user)
+    rule = await two_step_rule(account_pages, user)
     return render(
         "school_security.html",
         user=user,
         rule=rule,
         rules=TWO_STEP_RULES,
-        school_name=await school_name(account, user),
-        csrf=page_forms.form_token(account, SCHOOL_PURPOSE, session_id),
+        school_name=await school_name(account_pages, user),
+        csrf=page_forms.form_token(account_pages, SCHOOL_PURPOSE, session_id),
         done=request.query_params.get("done") == "1",
     )
 
 
 @post("/", opt={**PAGE, "back": SCHOOL_PATH}, guards=[recent_sign_in])
 async def school_security_submit(
-    request: Request[Any, Any, Any], account: AccountPagesDep, viewer: SignedIn
+    request: Request[Any, Any, Any], account_pages: AccountPagesDep, viewer: SignedIn
 ) -> Response[Any]:
-    fields = await _checked(request, account, viewer, SCHOOL_PURPOSE)
-    await require_two_step(account, viewer.user, fields.get("required", ""), ip=client_ip(request))
+    fields = await _checked(request, account_pages, viewer, SCHOOL_PURPOSE)
+    await require_two_step(account_pages, viewer.user, fields.get("required", ""), ip=client_ip(request))
     return see_other(f"{SCHOOL_PATH}?{urlencode({'done': '1'})}")
 
 

@@ -85,90 +85,99 @@ _SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES, "passkey": PASSKEY
 
 
 @get(PATH, opt=PAGE)
-async def signin_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def signin_page(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     next_page = _next(request.query_params.get("next"))
-    if await signed_in_user(pages, request.cookies.get(session_cookie_name(pages.settings))):
+    if await signed_in_user(sign_in_pages, request.cookies.get(session_cookie_name(sign_in_pages.settings))):
         return see_other(next_page)
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding or len(binding) > 128:
         binding = new_token()
-    passkey = await sign_in_options(pages, binding)
+    passkey = await sign_in_options(sign_in_pages, binding)
     return render(
         "signin.html",
-        csrf=page_forms.form_token(pages, PURPOSE, binding),
+        csrf=page_forms.form_token(sign_in_pages, PURPOSE, binding),
         error=_SIGNIN_ERRORS.get(request.query_params.get("failed") or ""),
         next=next_page,
-        cookies=[_signin_cookie(pages.settings, binding, pages.settings.interaction_ttl)],
+        cookies=[_signin_cookie(sign_in_pages.settings, binding, sign_in_pages.settings.interaction_ttl)],
         passkey=passkey,
         passkey_script=passkey is not None,
     )
 
 
 @post(PATH, opt=PAGE)
-async def signin_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def signin_submit(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     fields = await form_fields(request)
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding:
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
-    page_forms.check_form_token(pages, PURPOSE, binding, fields.get("csrf", ""))
+    page_forms.check_form_token(sign_in_pages, PURPOSE, binding, fields.get("csrf", ""))
     next_page = _next(fields.get("next"))
     email, password = fields.get("email", "").strip(), fields.get("password", "")
-    outcome = await sign_in(pages, email, password, ip=client_ip(request), agent=client_agent(request), client_id=None)
+    outcome = await sign_in(
+        sign_in_pages, email, password, ip=client_ip(request), agent=client_agent(request), client_id=None
+    )
     if outcome is None:
         return see_other(f"{signin_url(next_page)}&failed=1")
     if isinstance(outcome, SecondStep):
-        await pages.second_steps.begin(binding, outcome)
+        await sign_in_pages.second_steps.begin(binding, outcome)
         return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page})}")
-    return await _signed_in(request, pages, outcome.session_id, next_page)
+    return await _signed_in(request, sign_in_pages, outcome.session_id, next_page)
 
 
 @post(f"{PATH}/passkey", opt=PAGE)
-async def passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def passkey_submit(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     """A passkey in place of the password."""
     fields = await form_fields(request)
-    binding = _checked_binding(request, pages, PURPOSE, fields)
+    binding = _checked_binding(request, sign_in_pages, PURPOSE, fields)
     next_page = _next(fields.get("next"))
     signed_in = await passkey_sign_in(
-        pages, binding, fields.get("credential", ""), ip=client_ip(request), agent=client_agent(request), client_id=None
+        sign_in_pages,
+        binding,
+        fields.get("credential", ""),
+        ip=client_ip(request),
+        agent=client_agent(request),
+        client_id=None,
     )
     if signed_in is None:
         return see_other(f"{signin_url(next_page)}&failed=passkey")
-    return await _signed_in(request, pages, signed_in.session_id, next_page)
+    return await _signed_in(request, sign_in_pages, signed_in.session_id, next_page)
 
 
-def _checked_binding(request: Request[Any, Any, Any], pages: SignInPages, purpose: str, fields: dict[str, str]) -> str:
+def _checked_binding(
+    request: Request[Any, Any, Any], sign_in_pages: SignInPages, purpose: str, fields: dict[str, str]
+) -> str:
     """This page's cookie, when the form's token is of it (403 otherwise)."""
     binding = request.cookies.get(SIGNIN_COOKIE)
     if not binding:
         raise ForbiddenError(page_forms.NOT_FROM_THIS_PAGE)
-    page_forms.check_form_token(pages, purpose, binding, fields.get("csrf", ""))
+    page_forms.check_form_token(sign_in_pages, purpose, binding, fields.get("csrf", ""))
     return binding
 
 
 async def _signed_in(
-    request: Request[Any, Any, Any], pages: SignInPages, session_id: str, next_page: str
+    request: Request[Any, Any, Any], sign_in_pages: SignInPages, session_id: str, next_page: str
 ) -> Response[Any]:
     cookies = [
-        session_cookie(pages.settings, session_id, pages.settings.session_ttl),
-        _signin_cookie(pages.settings, "", 0),
+        session_cookie(sign_in_pages.settings, session_id, sign_in_pages.settings.session_ttl),
+        _signin_cookie(sign_in_pages.settings, "", 0),
     ]
     return see_other(next_page, cookies=cookies)
 
 
 @get(SECOND_STEP, opt=PAGE)
-async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def second_step_page(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     """After the password: the code, or the second factor the school requires set up."""
     next_page = _next(request.query_params.get("next"))
     binding = request.cookies.get(SIGNIN_COOKIE)
-    step = await standalone_step(pages, binding)
+    step = await standalone_step(sign_in_pages, binding)
     if step is None or binding is None:  # expired, or never began: the password first
         return see_other(signin_url(next_page))
-    csrf = page_forms.form_token(pages, SECOND_PURPOSE, binding)
+    csrf = page_forms.form_token(sign_in_pages, SECOND_PURPOSE, binding)
     action = f"{SECOND_STEP}?{urlencode({'next': next_page})}"
     passkey_action = f"{SECOND_STEP}/passkey?{urlencode({'next': next_page})}"
     failed = request.query_params.get("failed") or ""
     if step.what == "verify":
-        passkey = await second_step_options(pages, step, binding)
+        passkey = await second_step_options(sign_in_pages, step, binding)
         return render(
             "second_step.html",
             action=action,
@@ -178,8 +187,8 @@ async def second_step_page(request: Request[Any, Any, Any], pages: SignInPagesDe
             passkey_action=passkey_action,
             passkey_script=passkey is not None,
         )
-    view = await required_enrolment(pages, step, by=binding)
-    passkey = await enrolment_options(pages, step, binding)
+    view = await required_enrolment(sign_in_pages, step, by=binding)
+    passkey = await enrolment_options(sign_in_pages, step, binding)
     return render(
         "enrol.html",
         action=action,
@@ -203,56 +212,67 @@ Outcome = Done | tuple[Done, list[str]] | None  # a second step's: with the code
 
 
 @post(SECOND_STEP, opt=PAGE)
-async def second_step_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def second_step_submit(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     fields = await form_fields(request)
-    binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
-    step = await standalone_step(pages, binding)
+    binding = _checked_binding(request, sign_in_pages, SECOND_PURPOSE, fields)
+    step = await standalone_step(sign_in_pages, binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
     code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
     outcome: Outcome
     if step.what == "verify":
-        outcome = await second_step(pages, step, code, ip=ip, agent=agent, client_id=None)
+        outcome = await second_step(sign_in_pages, step, code, ip=ip, agent=agent, client_id=None)
     else:
-        outcome = await enrol_second_step(pages, step, code, ip=ip, agent=agent, client_id=None)
-    return await _after_step(request, pages, binding, step, outcome, "code" if step.what == "verify" else "enrol")
+        outcome = await enrol_second_step(sign_in_pages, step, code, ip=ip, agent=agent, client_id=None)
+    return await _after_step(
+        request, sign_in_pages, binding, step, outcome, "code" if step.what == "verify" else "enrol"
+    )
 
 
 @post(f"{SECOND_STEP}/passkey", opt=PAGE)
-async def second_step_passkey_submit(request: Request[Any, Any, Any], pages: SignInPagesDep) -> Response[Any]:
+async def second_step_passkey_submit(request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep) -> Response[Any]:
     """A passkey as the second step, or set up as the second factor the school requires."""
     fields = await form_fields(request)
-    binding = _checked_binding(request, pages, SECOND_PURPOSE, fields)
-    step = await standalone_step(pages, binding)
+    binding = _checked_binding(request, sign_in_pages, SECOND_PURPOSE, fields)
+    step = await standalone_step(sign_in_pages, binding)
     if step is None:
         return see_other(signin_url(_next(request.query_params.get("next"))))
     credential, ip, agent = fields.get("credential", ""), client_ip(request), client_agent(request)
     name = fields.get("name", "")
     outcome: Outcome
     if step.what == "verify":
-        outcome = await passkey_second_step(pages, step, binding, credential, ip=ip, agent=agent, client_id=None)
+        outcome = await passkey_second_step(
+            sign_in_pages, step, binding, credential, ip=ip, agent=agent, client_id=None
+        )
     else:
-        outcome = await enrol_passkey(pages, step, binding, name, credential, ip=ip, agent=agent, client_id=None)
-    return await _after_step(request, pages, binding, step, outcome, "passkey")
+        outcome = await enrol_passkey(
+            sign_in_pages, step, binding, name, credential, ip=ip, agent=agent, client_id=None
+        )
+    return await _after_step(request, sign_in_pages, binding, step, outcome, "passkey")
 
 
 async def _after_step(
-    request: Request[Any, Any, Any], pages: SignInPages, binding: str, step: SecondStep, outcome: Outcome, failed: str
+    request: Request[Any, Any, Any],
+    sign_in_pages: SignInPages,
+    binding: str,
+    step: SecondStep,
+    outcome: Outcome,
+    failed: str,
 ) -> Response[Any]:
     """Signed in (by way of the recovery codes of a factor set up now), back to the
     password past MAX_FAILURES, or the step again saying what `failed`."""
     next_page = _next(request.query_params.get("next"))
     if isinstance(outcome, tuple):
         signed_in, codes = outcome
-        await pages.second_steps.keep_codes(f"session:{signed_in.session_id}", codes)
+        await sign_in_pages.second_steps.keep_codes(f"session:{signed_in.session_id}", codes)
         new = {"new": "passkey"} if failed == "passkey" else {}
         next_page = f"/oauth/security/codes?{urlencode({'next': next_page, **new})}"
         outcome = signed_in
     if outcome is not None:
-        await pages.second_steps.drop(binding)
-        return await _signed_in(request, pages, outcome.session_id, next_page)
+        await sign_in_pages.second_steps.drop(binding)
+        return await _signed_in(request, sign_in_pages, outcome.session_id, next_page)
     if step.failures >= MAX_FAILURES:
-        await pages.second_steps.drop(binding)
+        await sign_in_pages.second_steps.drop(binding)
         return see_other(f"{signin_url(next_page)}&failed=codes")
-    await pages.second_steps.save(binding, step)
+    await sign_in_pages.second_steps.save(binding, step)
     return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")

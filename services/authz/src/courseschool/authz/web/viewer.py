@@ -45,9 +45,9 @@ def signed_in_viewer(page: str) -> Provide:
     or the sign-in page instead of the handler (with `to_sign_in` as the router's
     handler of `SignInFirst`)."""
 
-    async def provide_viewer(request: Request[Any, Any, Any], account: AccountPagesDep) -> Viewer:
-        session_id = request.cookies.get(session_cookie_name(account.settings))
-        user = await signed_in_user(account, session_id)
+    async def provide_viewer(request: Request[Any, Any, Any], account_pages: AccountPagesDep) -> Viewer:
+        session_id = request.cookies.get(session_cookie_name(account_pages.settings))
+        user = await signed_in_user(account_pages, session_id)
         if user is None or session_id is None:
             raise SignInFirst(page)
         return Viewer(session_id, user)
