@@ -29,6 +29,15 @@ async def _kids(flow: Flow) -> set[str]:
     return {k["kid"] for k in (await flow.client.get("/api/oauth/jwks")).json()["keys"]}
 
 
+async def _following(*clients: AppClient) -> None:
+    """Each app's key change feed follows its channel: subscribed, its keys reloaded after
+    it (a feed that subscribes later catches up at once, and would blur what is tested)."""
+    for client in clients:
+        feed = _service(client).key_feed
+        assert feed is not None
+        await asyncio.wait_for(feed.following.wait(), 30)
+
+
 async def _fresh_keys(flow: Flow) -> None:
     """Start from one active key per algorithm, made now (other tests leave theirs)."""
     await flow.pool.execute("DELETE FROM authz_signing_keys")
@@ -94,6 +103,7 @@ async def test_every_replica_signs_with_the_same_key(flow: Flow, authz_settings,
     first = _service(flow.client)
     async with serve(create_app(authz_settings, clock=clock)) as other_client:
         second = _service(other_client)
+        await _following(flow.client, other_client)
         assert first.keys.ring.active_kid("ES256") == second.keys.ring.active_kid("ES256")
         await first.keys.store.rotate_now("ES256", immediate=True)
         await first.keys.maintain()
@@ -111,6 +121,7 @@ async def test_a_replica_told_of_an_immediate_rotation_signs_with_the_new_key_at
     await _fresh_keys(flow)
     async with serve(create_app(authz_settings, clock=clock)) as other_client:
         second = _service(other_client)
+        await _following(flow.client, other_client)
         before = second.keys.ring.active_kid("ES256")
         result = await AdminService(_service(flow.client).administration, actor="admin-cli").rotate_key(
             "ES256", immediate=True

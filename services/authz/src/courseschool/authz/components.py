@@ -163,6 +163,11 @@ class Components:
         for loop in [*self._deliveries(), *self._loops]:
             loop.start()
 
+    @property
+    def key_feed(self) -> KeyChangeFeed | None:
+        """The announced key changes this process follows (from `start`)."""
+        return next((loop for loop in self._loops if isinstance(loop, KeyChangeFeed)), None)
+
     async def close(self) -> None:
         """Stop the loops, at once (each has its bound, and the worker's shutdown has its
         own), then close what the root opened."""

@@ -125,6 +125,9 @@ class KeyChangeFeed(BackgroundLoop):
         # requests use (one closed by the restart fails the request that takes it).
         self._client = create_redis(settings.redis_url, settings.redis_sentinel)
         self._retry = retry
+        # Set while it follows the channel (subscribed, and the keys reloaded after it);
+        # a change announced from then on reaches this process.
+        self.following = asyncio.Event()
         super().__init__()
 
     async def stop(self, grace: float = STOP_GRACE) -> bool:
@@ -142,6 +145,7 @@ class KeyChangeFeed(BackgroundLoop):
                 await pubsub.subscribe(key_channel(self._client))
                 listening, delay = True, self._retry
                 await self._keys.reload()  # whatever changed while this process was not listening
+                self.following.set()
                 await self._follow(pubsub)
             except asyncio.CancelledError:
                 raise
@@ -149,6 +153,7 @@ class KeyChangeFeed(BackgroundLoop):
                 if listening:  # once per loss, not once per attempt while Redis is away
                     log.warning("signing_key_feed_lost", error=type(exc).__name__)
             finally:
+                self.following.clear()
                 with contextlib.suppress(Exception):  # closing a connection that is already gone
                     await pubsub.aclose()
             if not self.stopping:
