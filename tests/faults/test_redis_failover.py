@@ -178,12 +178,14 @@ async def _revoked_and_refused(
     monotonic time of the revocation's 200, and the seconds from it to the refusal."""
     reg, tokens, _, _ = victim
     form = {"token": tokens["refresh_token"], "client_id": reg["client_id"]}
+    deadline = time.monotonic() + RECOVERY_BOUND + 20  # as generous as the recovery waits below
     while True:
         response = await load.call("revoke", http.post(f"{topology.base_url}/api/oauth/revoke", data=form))
         if response is not None and response.status_code == 200:
             answered = time.monotonic()
             await _refused_within(http, topology, tokens["access_token"], FANOUT_BOUND + SLACK)
             return answered, time.monotonic() - answered
+        assert time.monotonic() < deadline, f"the revocation was not answered 200 within the bound: {response}"
         await asyncio.sleep(0.05)
 
 
