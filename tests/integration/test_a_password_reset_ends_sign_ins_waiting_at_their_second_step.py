@@ -11,7 +11,9 @@ import hashlib
 import pyotp
 
 from courseschool.authz.endpoints.admin import AdminService
+from courseschool.authz.endpoints.signin import MAX_FAILURES, TOO_MANY_CODES, restart_reason, second_step
 from courseschool.authz.endpoints.waiting_step import SIGN_IN_AGAIN
+from courseschool.authz.storage.second_step import SecondStep
 from courseschool.common.clock import FrozenClock
 
 from .apps_page import CSRF, browser
@@ -87,11 +89,33 @@ async def test_the_standalone_step_cannot_finish_after_a_reset(flow: Flow) -> No
     csrf = CSRF.search(step.text).group(1)  # type: ignore[union-attr]
     await _reset_password(flow, user["id"])
     before = await sessions(flow)
-    assert (await flow.client.get(step_url)).headers["location"].startswith("/oauth/signin?")
+    again = (await flow.client.get(step_url)).headers["location"]
+    assert again.startswith("/oauth/signin?")
+    page = await flow.client.get(again)  # the password is asked again, and the page says why
+    assert SIGN_IN_AGAIN in page.text and TOO_MANY_CODES not in page.text
     done = await flow.client.post(step_url, data={"csrf": csrf, "code": code_at(secret, flow)})
     assert done.headers["location"].startswith("/oauth/signin?")
     assert "cs_session=" not in done.headers.get("set-cookie", "")
     assert await sessions(flow) == before
+
+
+async def test_a_step_that_ends_while_its_code_is_checked_says_why(flow: Flow) -> None:
+    """The step stood when the form came in and ended before the code was checked (the
+    reset lands in between): the password is asked again, for that reason, not as if too
+    many wrong codes had been typed."""
+    user, secret, _ = await person_with_app(flow)
+    step = SecondStep(user_id=user["id"], what="verify", credential="a credential since replaced")
+    pages = components(flow).sign_in_pages
+    assert await second_step(pages, step, code_at(secret, flow), ip="127.0.0.1", agent=None, client_id=None) is None
+    assert step.ended and restart_reason(step) == SIGN_IN_AGAIN
+    wrong = SecondStep(user_id=user["id"], what="verify", credential=await _credential(flow, user["id"]))
+    for _ in range(MAX_FAILURES):
+        assert await second_step(pages, wrong, "000000", ip="127.0.0.1", agent=None, client_id=None) is None
+    assert not wrong.ended and restart_reason(wrong) == TOO_MANY_CODES
+
+
+async def _credential(flow: Flow, user_id: str) -> str:
+    return await components(flow).sign_in_pages.users.credential(user_id) or ""
 
 
 async def test_wrong_codes_do_not_stretch_the_standalone_step(flow: Flow) -> None:

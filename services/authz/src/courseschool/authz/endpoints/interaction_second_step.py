@@ -13,7 +13,7 @@ from ..storage.second_step import SecondStep
 from .interaction import EXPIRED, EXPIRED_ADVICE
 from .passkey_enrolment import PASSKEY_NOT_SAVED, enrol_passkey
 from .second_factors import WRONG_ENROLMENT_CODE
-from .signin import MAX_FAILURES, TOO_MANY_CODES, WRONG_CODE, SignedIn, enrol_second_step, second_step
+from .signin import MAX_FAILURES, WRONG_CODE, SignedIn, enrol_second_step, restart_reason, second_step
 
 
 async def login_second_step(
@@ -73,7 +73,7 @@ async def _settle(
     if outcome is not None:
         interaction.bind(user_id=outcome.user_id, auth_time=outcome.auth_time, session_id=outcome.session_id)
     elif step.failures >= MAX_FAILURES:
-        interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
+        interaction.second_step, interaction.login_error = None, restart_reason(step)
     else:
         interaction.login_error = error
     await c.interactions.save(interaction)

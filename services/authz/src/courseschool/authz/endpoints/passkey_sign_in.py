@@ -33,7 +33,7 @@ from ..storage.passkeys import Passkey
 from ..storage.second_step import SecondStep
 from .interaction import EXPIRED, EXPIRED_ADVICE
 from .interaction_second_step import login_enrol_passkey
-from .signin import MAX_FAILURES, TOO_MANY_CODES, SignedIn, _account, _failed, _not_locked, _open_session, stale
+from .signin import MAX_FAILURES, SignedIn, _account, _failed, _not_locked, _open_session, restart_reason, stale
 from .waiting_step import step_person
 
 SIGN_IN = "sign-in"  # the challenges' purposes
@@ -164,7 +164,7 @@ async def interaction_passkey(
     if signed_in is not None:
         interaction.bind(user_id=signed_in.user_id, auth_time=signed_in.auth_time, session_id=signed_in.session_id)
     elif step is not None and step.failures >= MAX_FAILURES:
-        interaction.second_step, interaction.login_error = None, TOO_MANY_CODES
+        interaction.second_step, interaction.login_error = None, restart_reason(step)
     else:
         interaction.login_error = PASSKEY_REFUSED if step is None else PASSKEY_NOT_RIGHT
     await c.interactions.save(interaction)

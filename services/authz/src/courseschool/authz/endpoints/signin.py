@@ -26,7 +26,7 @@ from ..storage.second_step import SecondStep
 from ..storage.users import credential_version
 from .account_changes import tell
 from .second_factors import confirm_totp
-from .waiting_step import step_person
+from .waiting_step import SIGN_IN_AGAIN, step_person
 
 LOGIN_FAILED = "The email or password is not right."
 WRONG_CODE = "That code is not right, or was used already. Try the code your app shows now, or a recovery code."
@@ -134,8 +134,14 @@ MAX_FAILURES = 5  # wrong codes in one sign-in before the password is asked agai
 
 def stale(step: SecondStep) -> None:
     """A step that no longer stands (waiting_step.py) takes nothing more: counted out,
-    so the caller asks for the password again."""
+    so the caller asks for the password again (saying why: `restart_reason`)."""
     step.failures = max(step.failures, MAX_FAILURES)
+    step.ended = True
+
+
+def restart_reason(step: SecondStep) -> str:
+    """Why the password is asked again after a step past MAX_FAILURES."""
+    return SIGN_IN_AGAIN if step.ended else TOO_MANY_CODES
 
 
 def _account(email: str) -> str:

@@ -31,11 +31,12 @@ async def step_person(c: SignInPages, step: SecondStep) -> User | None:
 
 
 async def standalone_step(c: SignInPages, binding: str | None) -> SecondStep | None:
-    """The sign-in page's waiting step of this browser; a stale one is forgotten (None)."""
+    """The sign-in page's waiting step of this browser (None: none); a stale one is
+    forgotten and comes back `ended`, so the page can say why the password is asked again."""
     step = await c.second_steps.get(binding)
     if step is None or binding is None:
         return None
     if await step_person(c, step) is None:
         await c.second_steps.drop(binding)
-        return None
+        step.ended = True
     return step

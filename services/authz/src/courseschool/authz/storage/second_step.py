@@ -34,6 +34,7 @@ class SecondStep(msgspec.Struct, kw_only=True):
     what: Literal["verify", "enrol"]
     failures: int = 0  # wrong codes in this sign-in; past MAX_FAILURES it starts again
     credential: str = ""  # users.credential_version of the password accepted: a new one ends the step
+    ended: bool = False  # it no longer stands (a new password, the account disabled): sign in again
 
 
 class RedisSecondStepStore:

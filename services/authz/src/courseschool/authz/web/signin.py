@@ -41,7 +41,7 @@ from ..endpoints.signin import (
     signed_in_user,
 )
 from ..endpoints.signin import SignedIn as Done
-from ..endpoints.waiting_step import standalone_step
+from ..endpoints.waiting_step import SIGN_IN_AGAIN, standalone_step
 from ..families import SignInPages
 from ..settings import AuthzSettings
 from ..storage.second_step import SecondStep
@@ -81,7 +81,7 @@ def _signin_cookie(settings: AuthzSettings, value: str, max_age: int) -> Cookie:
     )
 
 
-_SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES, "passkey": PASSKEY_REFUSED}
+_SIGNIN_ERRORS = {"1": LOGIN_FAILED, "codes": TOO_MANY_CODES, "ended": SIGN_IN_AGAIN, "passkey": PASSKEY_REFUSED}
 
 
 @get(PATH, opt=PAGE)
@@ -170,8 +170,8 @@ async def second_step_page(request: Request[Any, Any, Any], sign_in_pages: SignI
     next_page = _next(request.query_params.get("next"))
     binding = request.cookies.get(SIGNIN_COOKIE)
     step = await standalone_step(sign_in_pages, binding)
-    if step is None or binding is None:  # expired, or never began: the password first
-        return see_other(signin_url(next_page))
+    if step is None or binding is None or step.ended:  # expired, never began, or stale: the password first
+        return see_other(_password_again(next_page, step))
     csrf = page_forms.form_token(sign_in_pages, SECOND_PURPOSE, binding)
     action = f"{SECOND_STEP}?{urlencode({'next': next_page})}"
     passkey_action = f"{SECOND_STEP}/passkey?{urlencode({'next': next_page})}"
@@ -207,6 +207,11 @@ async def second_step_page(request: Request[Any, Any, Any], sign_in_pages: SignI
     )
 
 
+def _password_again(next_page: str, step: SecondStep | None) -> str:
+    """The sign-in page again, saying why when the waiting step no longer stands."""
+    return f"{signin_url(next_page)}&failed=ended" if step is not None and step.ended else signin_url(next_page)
+
+
 _STEP_ERRORS = {"code": WRONG_CODE, "enrol": WRONG_ENROLMENT_CODE, "passkey": PASSKEY_NOT_RIGHT}
 Outcome = Done | tuple[Done, list[str]] | None  # a second step's: with the codes of a factor set up
 
@@ -216,8 +221,8 @@ async def second_step_submit(request: Request[Any, Any, Any], sign_in_pages: Sig
     fields = await form_fields(request)
     binding = _checked_binding(request, sign_in_pages, SECOND_PURPOSE, fields)
     step = await standalone_step(sign_in_pages, binding)
-    if step is None:
-        return see_other(signin_url(_next(request.query_params.get("next"))))
+    if step is None or step.ended:
+        return see_other(_password_again(_next(request.query_params.get("next")), step))
     code, ip, agent = fields.get("code", ""), client_ip(request), client_agent(request)
     outcome: Outcome
     if step.what == "verify":
@@ -235,8 +240,8 @@ async def second_step_passkey_submit(request: Request[Any, Any, Any], sign_in_pa
     fields = await form_fields(request)
     binding = _checked_binding(request, sign_in_pages, SECOND_PURPOSE, fields)
     step = await standalone_step(sign_in_pages, binding)
-    if step is None:
-        return see_other(signin_url(_next(request.query_params.get("next"))))
+    if step is None or step.ended:
+        return see_other(_password_again(_next(request.query_params.get("next")), step))
     credential, ip, agent = fields.get("credential", ""), client_ip(request), client_agent(request)
     name = fields.get("name", "")
     outcome: Outcome
@@ -273,6 +278,6 @@ async def _after_step(
         return await _signed_in(request, sign_in_pages, outcome.session_id, next_page)
     if step.failures >= MAX_FAILURES:
         await sign_in_pages.second_steps.drop(binding)
-        return see_other(f"{signin_url(next_page)}&failed=codes")
+        return see_other(f"{signin_url(next_page)}&failed={'ended' if step.ended else 'codes'}")
     await sign_in_pages.second_steps.save(binding, step)
     return see_other(f"{SECOND_STEP}?{urlencode({'next': next_page, 'failed': failed})}")
