@@ -127,3 +127,33 @@ async def test_the_use_cases_themselves_refuse_an_ended_sign_in(flow: Flow) -> N
     with pytest.raises(InvalidRequestError, match="sign-in is no longer valid"):
         await decide(pages, uid, approve=True, ip="127.0.0.1")
     assert await flow.count("authz_codes") == 0 and await flow.count("authz_app_access_requests") == 0
+
+
+async def test_a_decision_after_someone_else_signed_in_on_the_browser_grants_nothing(flow: Flow) -> None:
+    """Two sign-in forms open in one browser: one person signs in on the first and is
+    shown its consent page, another then signs in on the second (the browser's session
+    cookie now theirs, the first person's session still live). An approval posted on the
+    first page would be recorded as made in the other person's sign-in: nothing is
+    granted."""
+    first, other = await flow.user("student"), await flow.user("student")
+    reg = await flow.register()
+    _, challenge = pkce_pair()
+    one = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    two = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    assert (await flow.login(one, first)).status_code == 303
+    page, csrf = await flow.page(one)
+    assert f'action="{one}/consent"' in page.text
+    assert (await flow.login(two, other)).status_code == 303  # the cookie is now the other person's
+    posted = await flow.client.post(f"{one}/consent", data={"csrf": csrf, "decision": "approve"})
+    assert posted.status_code == 400 and "code=" not in posted.headers.get("location", "")
+    assert await flow.count("authz_codes") == 0 and await flow.count("authz_grants") == 0
+
+
+async def test_a_decision_in_the_sign_in_that_opened_the_page_is_granted(flow: Flow) -> None:
+    """The same page and browser, nobody else signed in: the approval makes its code."""
+    user = await flow.user("student")
+    _, interaction, _ = await _signed_in_interaction(flow, user)
+    _, csrf = await flow.page(interaction)
+    posted = await flow.client.post(f"{interaction}/consent", data={"csrf": csrf, "decision": "approve"})
+    assert posted.status_code == 303 and "code=" in posted.headers["location"]
+    assert await flow.count("authz_grants") == 1

@@ -210,7 +210,7 @@ async def decide(
     request = interaction.request
     client = await c.directory.get(request.client_id)
     user = await c.users.get(interaction.user_id) if interaction.user_id else None
-    live = await sign_in_lives(c, interaction)  # the sign-in it was made in: not ended since
+    live = await sign_in_lives(c, interaction, session_id)  # the sign-in it was made in: not ended, not replaced
     if client is None or client.disabled or user is None or user.disabled or interaction.auth_time is None or not live:
         raise InvalidRequestError(
             "the client, the user or the sign-in is no longer valid",

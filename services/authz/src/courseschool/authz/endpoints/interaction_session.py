@@ -7,14 +7,21 @@ waiting at its second step whose password is no longer the person's (waiting_ste
 
 from __future__ import annotations
 
+from courseschool.common.secrets import digest, same
+
 from ..families import SignInPages
 from ..storage.interactions import Interaction
 from .waiting_step import SIGN_IN_AGAIN, step_person
 
 
-async def sign_in_lives(c: SignInPages, interaction: Interaction) -> bool:
-    """Whether the interaction is signed in by a session still live and of its person."""
-    if interaction.user_id is None:
+async def sign_in_lives(c: SignInPages, interaction: Interaction, cookie: str | None = None) -> bool:
+    """Whether the interaction is signed in by a session still live and of its person;
+    and, given the browser's session `cookie`, whether it is that session (someone else
+    signed in on this browser meanwhile: a decision now would be recorded as made in
+    their sign-in)."""
+    if interaction.user_id is None or interaction.session_hash is None:
+        return False
+    if cookie is not None and not same(digest(cookie), interaction.session_hash):
         return False
     return await c.sessions.lives(interaction.session_hash, interaction.user_id, now=c.clock.now())
 
