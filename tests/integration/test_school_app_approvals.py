@@ -328,6 +328,33 @@ async def test_an_owners_approval_is_the_owners_and_withdrawing_it_holds_at_the_
     assert refreshed.status_code == 400 and refreshed.json()["error_description"] == NOT_APPROVED
 
 
+async def test_an_admins_write_that_read_before_an_owners_approval_changes_nothing(flow: Flow) -> None:
+    """The race the page's own check cannot close: an admin's approval or withdrawal that
+    read the approvals before an owner's approval committed. The write itself leaves an
+    owner's approval to owners; an owner's write still replaces it."""
+    school = await flow.school("strict")
+    owner, admin = await flow.user("owner", school=school), await flow.user("admin", school=school)
+    reg = await flow.register(client_name="Planner")
+    store = flow.client.app.state.authz.account_pages.school_apps  # type: ignore[attr-defined]
+    now, client_id = flow.client.app.state.authz.clock.now(), reg["client_id"]  # type: ignore[attr-defined]
+
+    async def approve(person: dict[str, str], role: str, scope: str | None) -> bool:
+        return await store.approve(
+            school, client_id, client_name="Planner", scope=scope, by=person["id"], role=role, now=now
+        )
+
+    assert await approve(admin, "admin", "account:read")  # an admin's approval: an admin may replace it
+    assert await approve(admin, "admin", "courses:read")
+    assert await approve(owner, "owner", None)  # the owner's, committed first
+    assert not await approve(admin, "admin", "account:read")  # the admin's, checked before it: nothing
+    assert not await store.withdraw(school, client_id, role="admin")
+    row = await flow.pool.fetchrow("SELECT approved_by_role, scope FROM authz_school_app_approvals")
+    assert (row["approved_by_role"], row["scope"]) == ("owner", None)
+    assert await approve(owner, "owner", "account:read")  # an owner changes an owner's approval
+    assert await store.withdraw(school, client_id, role="owner")
+    assert await flow.pool.fetchval("SELECT count(*) FROM authz_school_app_approvals") == 0
+
+
 async def test_a_blocked_app_cannot_be_approved(flow: Flow) -> None:
     school = await flow.school("strict")
     owner = await flow.user("owner", school=school)

@@ -34,6 +34,7 @@ from .school_apps import OWNERS_DECISION
 
 NO_REQUEST = "There is no such pending request at your school: it may have been decided or have expired."
 NOTE_LIMIT = 500
+OWNER_APPROVED = "An owner of the school approved this app: only an owner may change it."
 
 
 class AppRules(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,9 +138,10 @@ async def approve(
         raise InvalidRequestError("the app is blocked at the school", advice="Unblock the app before approving it.")
     await _refuse_an_owners_approval(c, user, client_id)
     now = c.clock.now()
-    await c.school_apps.approve(
+    if not await c.school_apps.approve(
         user.school_id, client_id, client_name=client.client_name, scope=scope, by=user.id, role=user.role, now=now
-    )
+    ):
+        raise ForbiddenError(detail=OWNERS_DECISION, advice=OWNER_APPROVED)  # an owner approved it meanwhile
     kept = _note(note)
     decided = []
     if request_id is not None:
@@ -203,7 +205,8 @@ async def withdraw(c: AccountPages, user: User, client_id: str, *, ip: str) -> N
     """Withdraw the school's approval of an app: its people's grants then hold only what
     the policy allows unapproved apps, from their next use."""
     await _refuse_an_owners_approval(c, user, client_id)
-    if not await c.school_apps.withdraw(user.school_id, client_id):
+    if not await c.school_apps.withdraw(user.school_id, client_id, role=user.role):
+        await _refuse_an_owners_approval(c, user, client_id)  # an owner approved it meanwhile
         raise NotFoundError(advice="This app is not approved at your school.")
     audit("app_approval_withdrawn", actor="user", subject=user.id, role=user.role, client_id=client_id, ip=ip)
 
@@ -220,9 +223,7 @@ async def _refuse_an_owners_approval(c: AccountPages, user: User, client_id: str
         return
     earlier = next((a for a in await c.school_apps.approvals(user.school_id) if a.client_id == client_id), None)
     if earlier is not None and earlier.approved_by_role == "owner":
-        raise ForbiddenError(
-            detail=OWNERS_DECISION, advice="An owner of the school approved this app: only an owner may change it."
-        )
+        raise ForbiddenError(detail=OWNERS_DECISION, advice=OWNER_APPROVED)
 
 
 def _note(note: str | None) -> str | None:

@@ -29,6 +29,9 @@ ON CONFLICT (school_id) DO UPDATE SET policy = EXCLUDED.policy, changed_at = EXC
     changed_by = EXCLUDED.changed_by
 RETURNING (SELECT policy FROM authz_school_app_policies WHERE school_id = $1) AS before
 """
+# An owner's approval is changed by an owner only: checked in the write itself, so an
+# admin's approval or withdrawal that read the row before an owner's approval committed
+# changes nothing (the use case checked first, to say why; this holds in a race).
 _APPROVE = """
 INSERT INTO authz_school_app_approvals
     (school_id, client_id, client_name, scope, approved_at, approved_by, approved_by_role)
@@ -36,8 +39,13 @@ VALUES ($1, $2, $3, $4, to_timestamp($5), $6, $7)
 ON CONFLICT (school_id, client_id) DO UPDATE SET client_name = EXCLUDED.client_name, scope = EXCLUDED.scope,
     approved_at = EXCLUDED.approved_at, approved_by = EXCLUDED.approved_by,
     approved_by_role = EXCLUDED.approved_by_role
+WHERE authz_school_app_approvals.approved_by_role <> 'owner' OR EXCLUDED.approved_by_role = 'owner'
+RETURNING true
 """
-_WITHDRAW = "DELETE FROM authz_school_app_approvals WHERE school_id = $1 AND client_id = $2"
+_WITHDRAW = """
+DELETE FROM authz_school_app_approvals
+WHERE school_id = $1 AND client_id = $2 AND (approved_by_role <> 'owner' OR $3::text = 'owner')
+"""
 _APPROVALS = """
 SELECT a.client_id, COALESCE(c.client_name, a.client_name) AS client_name, a.scope,
        COALESCE(c.is_integration, false) AS is_integration, c.verified_origin,
@@ -87,15 +95,18 @@ class PgSchoolPolicyStore:
         by: str,
         role: str,
         now: int,
-    ) -> None:
+    ) -> bool:
         """Approve one client id at the school (`scope`: up to these scopes; None: every
-        area); an approval made before is replaced."""
-        await self._pool.execute(
+        area); an approval made before is replaced, but an owner's by an owner only.
+        Whether it was written."""
+        written = await self._pool.fetchval(
             _APPROVE, uuid.UUID(school_id), client_id, client_name, scope, now, uuid.UUID(by), role
         )
+        return written is not None
 
-    async def withdraw(self, school_id: str, client_id: str) -> bool:
-        return not (await self._pool.execute(_WITHDRAW, uuid.UUID(school_id), client_id)).endswith(" 0")
+    async def withdraw(self, school_id: str, client_id: str, *, role: str) -> bool:
+        """Withdraw the approval (an owner's by an owner only); whether there was one to withdraw."""
+        return not (await self._pool.execute(_WITHDRAW, uuid.UUID(school_id), client_id, role)).endswith(" 0")
 
     async def approvals(self, school_id: str) -> list[Approval]:
         rows = await self._pool.fetch(_APPROVALS, uuid.UUID(school_id))
