@@ -170,7 +170,9 @@ async def test_two_replicas_through_refusals_and_a_hang_deliver_everything_once_
     assert len(rows) == 12
     posted = [int(_header(p, "X-Course-School-Delivery")) for p in receiver.posts]
     for row in rows:
-        assert posted.count(row["id"]) == row["attempts"], (row, posted)  # no send without its own claim
+        # No send without its own claim; a claim may reach no one (on a loaded machine the
+        # 0.5 s limit can end an attempt before its connection is made), never the reverse.
+        assert 1 <= posted.count(row["id"]) <= row["attempts"], (row, posted)
     by_stream: dict[str, list[Any]] = {}
     for row in sorted(rows, key=lambda r: r["sequence"]):
         by_stream.setdefault(row["stream"], []).append(row["id"])
