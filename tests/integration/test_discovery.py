@@ -281,13 +281,17 @@ GENERATED_DOCS = [
 ]
 
 
-@pytest.mark.parametrize("path", GENERATED_DOCS)
-async def test_no_service_serves_generated_api_documents(platform: httpx.AsyncClient, path: str) -> None:
+async def test_no_service_serves_generated_api_documents(platform: httpx.AsyncClient) -> None:
     """/openapi.json (discovery's merged document) is the one description; no page of ours
-    loads a documentation UI's scripts from another origin."""
-    response = await platform.get(path)
-    assert response.status_code == 404, f"{path} answered {response.status_code}"
-    assert "<script" not in response.text
+    loads a documentation UI's scripts from another origin. Every path a framework's own
+    document or UI would take, asked of one set-up of the platform (each listed when it
+    answers)."""
+    served = []
+    for path in GENERATED_DOCS:
+        response = await platform.get(path)
+        if response.status_code != 404 or "<script" in response.text:
+            served.append(f"{path} answered {response.status_code}")
+    assert len(GENERATED_DOCS) == 33 and served == []
 
 
 async def test_each_service_app_has_no_openapi_routes(platform: httpx.AsyncClient) -> None:
