@@ -28,6 +28,7 @@ from ..storage.notices import Notice
 from ..storage.school_apps import BlockedAtSchool
 from ..storage.second_step import SecondStep
 from .access_requests import SchoolView, school_view
+from .account import school_name
 from .authorization import issue_code
 from .interaction_session import forget_ended_sign_in, sign_in_lives
 from .signin import (
@@ -164,7 +165,7 @@ async def consent_view(c: SignInPages, interaction: Interaction, session_id: str
         new_app=not before.seen,
         elsewhere=before.elsewhere,
         user=user,
-        school_name=await c.users.school_name(user.school_id) or "your school",
+        school_name=await school_name(c, user),
         new=[s for s in granted if s not in allowed],
         already=[s for s in granted if s in allowed],
         beyond_registration=now.beyond_registration,
