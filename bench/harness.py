@@ -38,15 +38,16 @@ def start(
     headers = {"Authorization": f"Bearer {env['INTERNAL_TOKEN']}"} if env.get("INTERNAL_TOKEN") else {}
     process = subprocess.Popen(pinned(cmd, core), env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=cwd)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        try:
-            if httpx.get(url, timeout=1, headers=headers).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
+    with httpx.Client(timeout=1, headers=headers) as http:  # one TLS context for the whole wait
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            try:
+                if http.get(url).status_code == 200:
+                    return process
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
     process.kill()
     raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
 
