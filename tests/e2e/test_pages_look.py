@@ -57,6 +57,7 @@ from .conftest import CallbackServer, Platform, admin_cli, create_person
 pytestmark = pytest.mark.xdist_group("pages-look")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 BROWSER_TOOLS = Path(__file__).resolve().parents[1] / "browser"
+AXE_SCRIPT = BROWSER_TOOLS / "node_modules" / "axe-core" / "axe.min.js"
 # axe's findings per (page, theme, width): violations, and the ids of the rules that passed
 # and that axe could not decide (written to test-artifacts/axe.txt by `axe_report`).
 AXE_FOUND: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -256,7 +257,6 @@ FOCUSED_JS = (
 # AA, best practices); what comes back is kept small: the ids of the rules that passed
 # or could not decide, and each violation with the elements it concerns.
 AXE_JS = """async () => {
-  if (!window.axe) throw new Error('axe-core was not loaded into the page');
   const r = await axe.run(document, {resultTypes: ['violations']});
   return {
     version: axe.version,
@@ -266,6 +266,17 @@ AXE_JS = """async () => {
     incomplete: r.incomplete.map((v) => v.id),
   };
 }"""
+
+
+async def run_axe(page: Any) -> dict[str, Any]:
+    """axe's findings on the page as it is now (AXE_JS). axe-core is loaded into the page
+    the first time it is looked at (evaluated through the DevTools protocol, which the
+    pages' Content-Security-Policy does not govern; they allow no script of their own),
+    not into every page a test opens: parsing its half a megabyte on each navigation was
+    a tenth of the browser tests' CPU."""
+    if not await page.evaluate("() => Boolean(window.axe)"):
+        await page.evaluate(AXE_SCRIPT.read_text())
+    return await page.evaluate(AXE_JS)
 
 
 @dataclass
@@ -380,12 +391,11 @@ def lowest() -> Iterator[dict[tuple[str, str], dict[str, tuple[float, str]]]]:
 @pytest.fixture(scope="session")
 def axe_source() -> str:
     """axe-core's browser build, from tests/browser (`npm ci` there when it is missing)."""
-    script = BROWSER_TOOLS / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
+    if not AXE_SCRIPT.exists():
         if shutil.which("npm") is None:
             pytest.skip("npm is not installed: the page checks need axe-core (tests/browser/package.json)")
-        npm_ci(BROWSER_TOOLS, script)
-    return script.read_text()
+        npm_ci(BROWSER_TOOLS, AXE_SCRIPT)
+    return AXE_SCRIPT.read_text()
 
 
 def test_axe_core_is_pinned_without_a_registry_address() -> None:
@@ -439,13 +449,11 @@ def _axe_lines(violations: list[dict[str, Any]]) -> list[str]:
 @pytest.fixture(params=list(VIEWPORTS), ids=[f"{w}px" for w in VIEWPORTS])
 async def device(request: pytest.FixtureRequest, browser: Any, axe_source: str) -> AsyncIterator[tuple[str, Any]]:
     """A browser context at one of the two widths; the phone one is a mobile viewport, so a
-    missing `<meta name=viewport>` would show as a zoomed-out 980 px layout. axe-core is
-    loaded into every page of it before the page's own content (an init script: the
-    pages' Content-Security-Policy allows no script of theirs, and needs not)."""
+    missing `<meta name=viewport>` would show as a zoomed-out 980 px layout. (`axe_source`:
+    axe-core is there for `look` to load.)"""
     width = request.param
     phone = width == "390"
     ctx = await browser.new_context(viewport=VIEWPORTS[width], is_mobile=phone, has_touch=phone, color_scheme="light")
-    await ctx.add_init_script(script=axe_source)
     ctx.set_default_timeout(TIMEOUT_MS)
     try:
         yield width, ctx
@@ -574,7 +582,7 @@ async def look(
         if consent:
             failures += [f"[{theme} {width}px] {p}" for p in await _buttons_aligned(page)]
         await page.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}-{width}.png"), full_page=True)
-        found = await page.evaluate(AXE_JS)
+        found = await run_axe(page)
         AXE_FOUND[(name, theme, width)] = found
         failures += [f"[{theme} {width}px] axe {line}" for line in _axe_lines(found["violations"])]
         for info in await _focus_walk(page, data["focusable"]):
@@ -602,7 +610,7 @@ async def test_axe_reports_what_these_checks_exist_for(device: tuple[str, Any]) 
         '<meta http-equiv="refresh" content="2;url=http://127.0.0.1:9/"></head>'
         '<body><h1>Bad</h1><input type="text"><p style="color:#aaa;background:#bbb">grey</p></body></html>'
     )
-    found = await page.evaluate(AXE_JS)
+    found = await run_axe(page)
     assert {"meta-refresh", "label", "color-contrast", "region"} <= {v["id"] for v in found["violations"]}
     assert next(v for v in found["violations"] if v["id"] == "meta-refresh")["impact"] == "critical"
 
@@ -834,7 +842,6 @@ async def test_oversight_pages(
     callback_server: CallbackServer,
     device: tuple[str, Any],
     browser: Any,
-    axe_source: str,
     lowest: dict,
     database_url: str,
     redis_url: str,
@@ -880,7 +887,6 @@ async def test_oversight_pages(
 
     # Another browser of the owner's is told of the connection, once.
     other = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
-    await other.add_init_script(script=axe_source)
     try:
         elsewhere = await other.new_page()
         await elsewhere.goto(f"{platform.base_url}/oauth/apps")
@@ -917,7 +923,6 @@ async def test_oversight_pages(
 
     # A lecturer of the school: no school page, and the app's consent page says why.
     teacher = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
-    await teacher.add_init_script(script=axe_source)
     try:
         lecture = await teacher.new_page()
         await lecture.goto(f"{platform.base_url}/oauth/signin?next=/oauth/school/apps")
@@ -1016,7 +1021,6 @@ async def test_two_step_sign_in_pages(
     callback_server: CallbackServer,
     device: tuple[str, Any],
     browser: Any,
-    axe_source: str,
     lowest: dict,
     database_url: str,
     redis_url: str,
@@ -1076,7 +1080,6 @@ async def test_two_step_sign_in_pages(
     await expect(page.get_by_role("status")).to_contain_text("Saved")
 
     second = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
-    await second.add_init_script(script=axe_source)
     try:
         step = await second.new_page()
         await _start(platform, callback_server, step, name=CLIENT_NAME)
@@ -1130,7 +1133,6 @@ async def test_account_and_link_pages(
     platform: Platform,
     device: tuple[str, Any],
     browser: Any,
-    axe_source: str,
     lowest: dict,
     database_url: str,
     redis_url: str,
@@ -1169,7 +1171,6 @@ async def test_account_and_link_pages(
     await look(page, "account-confirm-wrong", width, lowest)
 
     fresh = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
-    await fresh.add_init_script(script=axe_source)
     try:
         anon = await fresh.new_page()
         await anon.goto(f"{platform.base_url}/oauth/signin")

@@ -118,11 +118,9 @@ async def open_app(page: Any, platform: Platform, callback: CallbackServer, reg:
     return meta, request
 
 
-async def second_browser(browser: Any, axe: str, width: str) -> Any:
-    """Another person's browser at the same width, with axe-core loaded like the first."""
-    ctx = await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
-    await ctx.add_init_script(script=axe)
-    return ctx
+async def second_browser(browser: Any, width: str) -> Any:
+    """Another person's browser at the same width."""
+    return await browser.new_context(viewport=VIEWPORTS[width], color_scheme="light")
 
 
 async def new_app(platform: Platform, callback: CallbackServer, name: str) -> dict[str, Any]:
@@ -136,7 +134,6 @@ async def test_only_approved_apps_ask_approve_and_sign_in(
     device: tuple[str, Any],  # noqa: F811
     lowest: dict,  # noqa: F811
     browser: Any,
-    axe_source: str,  # noqa: F811
     database_url: str,
     redis_url: str,
     kek: str,
@@ -151,7 +148,7 @@ async def test_only_approved_apps_ask_approve_and_sign_in(
     await look(owner_page, "school-apps-policy", width, lowest)
 
     reg = await new_app(platform, callback_server, "Essay Helper")
-    student_ctx = await second_browser(browser, axe_source, width)
+    student_ctx = await second_browser(browser, width)
     try:
         student = await student_ctx.new_page()
         await open_app(student, platform, callback_server, reg, "openid account:read")
@@ -197,7 +194,6 @@ async def test_a_declined_and_an_expired_request_are_told(
     device: tuple[str, Any],  # noqa: F811
     lowest: dict,  # noqa: F811
     browser: Any,
-    axe_source: str,  # noqa: F811
     database_url: str,
     redis_url: str,
     kek: str,
@@ -210,7 +206,7 @@ async def test_a_declined_and_an_expired_request_are_told(
     owner_page = await ctx.new_page()
     await set_policy(owner_page, platform, people["owner"], "Only apps the school approved.")
     reg = await new_app(platform, callback_server, "Quiz Maker")
-    student_ctx = await second_browser(browser, axe_source, width)
+    student_ctx = await second_browser(browser, width)
     try:
         student = await student_ctx.new_page()
         for reason in ("For quizzes", "For quizzes, again"):
@@ -252,7 +248,6 @@ async def test_apps_may_read_then_a_step_up_after_approval(
     device: tuple[str, Any],  # noqa: F811
     lowest: dict,  # noqa: F811
     browser: Any,
-    axe_source: str,  # noqa: F811
     database_url: str,
     redis_url: str,
     kek: str,
@@ -265,7 +260,7 @@ async def test_apps_may_read_then_a_step_up_after_approval(
     owner_page = await ctx.new_page()
     await set_policy(owner_page, platform, people["owner"], "Apps may read; changes need the school's approval.")
     reg = await new_app(platform, callback_server, "Course Agent")
-    lecturer_ctx = await second_browser(browser, axe_source, width)
+    lecturer_ctx = await second_browser(browser, width)
     try:
         lecturer = await lecturer_ctx.new_page()
         async with httpx.AsyncClient(timeout=15.0) as http:

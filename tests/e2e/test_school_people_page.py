@@ -22,7 +22,6 @@ async def test_an_owner_invites_a_lecturer_who_signs_up_through_the_link(
     platform: Platform,
     device: tuple[str, Any],  # noqa: F811
     browser: Any,
-    axe_source: str,  # noqa: F811
     lowest: dict,  # noqa: F811
     database_url: str,
     redis_url: str,
