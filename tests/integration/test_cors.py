@@ -78,8 +78,11 @@ def _varies_on_origin(response: httpx.Response) -> bool:
     return any("origin" in [v.strip().lower() for v in value.split(",")] for value in response.headers.get_list("vary"))
 
 
-@pytest.fixture
-async def platform(database_url, redis_url, kek, clean_db, redis_client) -> AsyncIterator[httpx.AsyncClient]:
+@pytest.fixture(scope="module")
+async def platform(database_url: str, redis_url: str, kek: str) -> AsyncIterator[httpx.AsyncClient]:
+    """One platform for the module's tests (each asks only how it answers; building the
+    three apps took longer than the tests themselves); each test still starts from
+    empty tables and an empty Redis (`_clean`)."""
     shared = {
         "base_url": BASE_URL,
         "database_url": database_url,
@@ -92,6 +95,11 @@ async def platform(database_url, redis_url, kek, clean_db, redis_client) -> Asyn
         transport = httpx.ASGITransport(app=server_app(router, router.apps, ""))
         async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
             yield client
+
+
+@pytest.fixture(autouse=True)
+def _clean(clean_db: asyncpg.Pool, redis_client: object) -> None:
+    pass
 
 
 @pytest.mark.parametrize("path", DOCUMENTS)
