@@ -14,7 +14,7 @@ import threading
 from collections.abc import AsyncIterator
 
 import pytest
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, extract_parameters
 
 from courseschool.authz.app import create_app
 
@@ -136,7 +136,13 @@ async def test_an_outdated_hash_is_replaced_in_the_same_check(flow: Flow) -> Non
     await flow.pool.execute("UPDATE authz_users SET password_hash = $2 WHERE id = $1::uuid", user["id"], weak)
     assert signed_in(await try_sign_in(flow, reg, user["email"], user["password"]))
     stored = await flow.pool.fetchval("SELECT password_hash FROM authz_users WHERE id = $1::uuid", user["id"])
-    assert stored != weak and not PasswordHasher().check_needs_rehash(stored)
+    settings = flow.client.app.state.authz.settings
+    made = extract_parameters(stored)  # the parameters the app is set to (PASSWORD_*)
+    assert stored != weak and (made.time_cost, made.memory_cost, made.parallelism) == (
+        settings.password_time_cost,
+        settings.password_memory_kib,
+        settings.password_parallelism,
+    )
     assert PasswordHasher().verify(stored, user["password"])
 
 

@@ -1,7 +1,11 @@
-"""Password hashing with argon2id (argon2-cffi's defaults, RFC 9106 parameters), off
-the event loop.
+"""Password hashing with argon2id, off the event loop.
 
-One hash is slow on purpose and takes 64 MiB (argon2id's time and memory costs). Run
+The parameters are settings (PASSWORD_TIME_COST, PASSWORD_MEMORY_KIB, PASSWORD_PARALLELISM):
+by default argon2-cffi's, RFC 9106's second recommended option (three passes over 64 MiB,
+four lanes); never below OWASP's floor for argon2id (two passes over 19 MiB, settings.py).
+A stored hash of other parameters is replaced at its next sign-in (`check_password`).
+
+One hash is slow on purpose and takes its memory cost in RAM. Run
 on the event loop, a flood of sign-ins stalled every other request (security review,
 finding 4). `PasswordWork`
 runs them on a small thread pool instead (argon2-cffi releases the GIL while it
@@ -27,16 +31,20 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from courseschool.common.errors import TemporarilyUnavailableError
 
-_hasher = PasswordHasher()
+DEFAULT = PasswordHasher()  # RFC 9106, second recommended option: t=3, 64 MiB, p=4
 T = TypeVar("T")
 
 
+def hasher(*, time_cost: int, memory_kib: int, parallelism: int) -> PasswordHasher:
+    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism)
+
+
 @functools.cache
-def _dummy_hash() -> str:
+def _dummy_hash(hasher: PasswordHasher) -> str:
     """Verified against when the account does not exist, so both paths cost the same.
     Made at the first such check, with today's parameters, not at import: every process
     that imports this module (each admin command) would pay a hash it never uses."""
-    return _hasher.hash("no such account: equalise timing")
+    return hasher.hash("no such account: equalise timing")
 
 
 # Stored for a person invited who has not chosen a password yet: no hash of anything,
@@ -44,21 +52,17 @@ def _dummy_hash() -> str:
 NO_PASSWORD = "!invited"
 
 
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+def hash_password(password: str, hasher: PasswordHasher = DEFAULT) -> str:
+    return hasher.hash(password)
 
 
-def verify_password(password_hash: str | None, password: str) -> bool:
+def verify_password(password_hash: str | None, password: str, hasher: PasswordHasher = DEFAULT) -> bool:
     if password_hash == NO_PASSWORD:
         password_hash = None
     try:
-        return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
+        return hasher.verify(password_hash or _dummy_hash(hasher), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
-
-
-def needs_rehash(password_hash: str) -> bool:
-    return _hasher.check_needs_rehash(password_hash)
 
 
 class Checked(msgspec.Struct, frozen=True):
@@ -66,19 +70,20 @@ class Checked(msgspec.Struct, frozen=True):
     new_hash: str | None = None  # the password hashed with today's parameters, when the old ones are outdated
 
 
-def check_password(password_hash: str | None, password: str) -> Checked:
-    """Verify, and rehash in the same turn when the stored parameters are outdated."""
-    if not verify_password(password_hash, password):
+def check_password(password_hash: str | None, password: str, hasher: PasswordHasher = DEFAULT) -> Checked:
+    """Verify, and rehash in the same turn when the stored parameters are not `hasher`'s."""
+    if not verify_password(password_hash, password, hasher):
         return Checked(ok=False)
-    rehash = password_hash is not None and password_hash != NO_PASSWORD and needs_rehash(password_hash)
-    return Checked(ok=True, new_hash=hash_password(password) if rehash else None)
+    rehash = password_hash is not None and password_hash != NO_PASSWORD and hasher.check_needs_rehash(password_hash)
+    return Checked(ok=True, new_hash=hash_password(password, hasher) if rehash else None)
 
 
 class PasswordWork:
     """Hashing and verification on `workers` threads, with at most `queue` more
     waiting for one; `in_flight` counts both."""
 
-    def __init__(self, *, workers: int, queue: int) -> None:
+    def __init__(self, *, workers: int, queue: int, hasher: PasswordHasher = DEFAULT) -> None:
+        self._hasher = hasher
         self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="password")
         self._room = workers + queue
         self._lock = threading.Lock()
@@ -89,10 +94,10 @@ class PasswordWork:
         return self._in_flight
 
     async def check(self, password_hash: str | None, password: str) -> Checked:
-        return await self._run(check_password, password_hash, password)
+        return await self._run(check_password, password_hash, password, self._hasher)
 
     async def hash(self, password: str) -> str:
-        return await self._run(hash_password, password)
+        return await self._run(hash_password, password, self._hasher)
 
     def close(self) -> None:
         self._threads.shutdown(wait=False, cancel_futures=True)

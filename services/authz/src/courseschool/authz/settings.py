@@ -147,6 +147,12 @@ class AuthzSettings(AccountSettings, kw_only=True, frozen=True):
     # most this many more waiting; beyond that a sign-in is refused with 503.
     password_hash_workers: int = 0
     password_hash_queue: int = 32
+    # argon2id's cost (passwords.py): passes, memory in KiB, lanes. By default RFC 9106's
+    # second recommended option; never below OWASP's floor (two passes over 19 MiB). A
+    # stored hash of other parameters is replaced at its next sign-in.
+    password_time_cost: int = 3
+    password_memory_kib: int = 65536
+    password_parallelism: int = 4
     # Dynamically registered clients that never complete a grant are removed after this.
     unused_client_ttl: int = 7 * 86400
     # Housekeeping (storage/housekeeping.py): a pass this often; revoked grants stay on
@@ -198,25 +204,12 @@ class AuthzSettings(AccountSettings, kw_only=True, frozen=True):
                 raise ValueError(f"{name.upper()} must be positive")
         if self.password_hash_workers < 0 or self.password_hash_queue < 0:
             raise ValueError("PASSWORD_HASH_WORKERS and PASSWORD_HASH_QUEUE must not be negative")
+        _check_password_cost(self)
         if self.admin_token is not None and len(self.admin_token) < 32:
             raise ValueError("ADMIN_TOKEN must be at least 32 characters")
         if self.key_publish_lead >= self.key_rotation_interval:
             raise ValueError("KEY_PUBLISH_LEAD must be shorter than KEY_ROTATION_INTERVAL")
-        if self.events_webhook_url is not None:
-            if not self.events_webhook_url.startswith("https://"):
-                raise ValueError("EVENTS_WEBHOOK_URL must be an https URL")
-            if not self.events_webhook_secret or len(self.events_webhook_secret) < 32:
-                raise ValueError("EVENTS_WEBHOOK_SECRET (at least 32 characters) signs the webhook's deliveries")
-        if not 0 < self.events_webhook_timeout <= 30 or self.events_webhook_max_attempts < 1:
-            raise ValueError("EVENTS_WEBHOOK_TIMEOUT must be 0 to 30 seconds, EVENTS_WEBHOOK_MAX_ATTEMPTS positive")
-        if self.smtp_url is not None:
-            parse_smtp_url(self.smtp_url)
-            if not self.mail_from:
-                raise ValueError("MAIL_FROM (the address messages come from) is needed with SMTP_URL")
-        if self.mail_from is not None:
-            from_address(self.mail_from)
-        if not 0 < self.mail_timeout <= 120 or self.mail_max_attempts < 1 or self.mail_interval <= 0:
-            raise ValueError("MAIL_TIMEOUT must be 0 to 120 seconds, MAIL_MAX_ATTEMPTS and MAIL_INTERVAL positive")
+        _check_deliveries(self)
         if self.event_retention < 86400:
             raise ValueError("EVENT_RETENTION must be at least a day (86400 seconds)")
         if self.revoked_grant_retention < 86400:
@@ -227,6 +220,33 @@ class AuthzSettings(AccountSettings, kw_only=True, frozen=True):
     @property
     def cookie_secure(self) -> bool:
         return self.base_url.startswith("https://")
+
+
+def _check_password_cost(s: AuthzSettings) -> None:
+    if s.password_time_cost < 2 or s.password_memory_kib < 19456 or not 1 <= s.password_parallelism <= 64:
+        raise ValueError(
+            "PASSWORD_TIME_COST must be at least 2 and PASSWORD_MEMORY_KIB at least 19456 (OWASP's floor"
+            " for argon2id), PASSWORD_PARALLELISM 1 to 64"
+        )
+
+
+def _check_deliveries(s: AuthzSettings) -> None:
+    """The events webhook's and the e-mail's settings."""
+    if s.events_webhook_url is not None:
+        if not s.events_webhook_url.startswith("https://"):
+            raise ValueError("EVENTS_WEBHOOK_URL must be an https URL")
+        if not s.events_webhook_secret or len(s.events_webhook_secret) < 32:
+            raise ValueError("EVENTS_WEBHOOK_SECRET (at least 32 characters) signs the webhook's deliveries")
+    if not 0 < s.events_webhook_timeout <= 30 or s.events_webhook_max_attempts < 1:
+        raise ValueError("EVENTS_WEBHOOK_TIMEOUT must be 0 to 30 seconds, EVENTS_WEBHOOK_MAX_ATTEMPTS positive")
+    if s.smtp_url is not None:
+        parse_smtp_url(s.smtp_url)
+        if not s.mail_from:
+            raise ValueError("MAIL_FROM (the address messages come from) is needed with SMTP_URL")
+    if s.mail_from is not None:
+        from_address(s.mail_from)
+    if not 0 < s.mail_timeout <= 120 or s.mail_max_attempts < 1 or s.mail_interval <= 0:
+        raise ValueError("MAIL_TIMEOUT must be 0 to 120 seconds, MAIL_MAX_ATTEMPTS and MAIL_INTERVAL positive")
 
 
 def resources(settings: AuthzSettings) -> tuple[str, frozenset[str]]:

@@ -19,7 +19,7 @@ from courseschool.common.row_cache import RowCache
 
 from .events import EventRecorder
 from .families import Administration
-from .passwords import PasswordWork
+from .passwords import PasswordWork, hasher
 from .protocol.key_rotation import RotationPolicy
 from .protocol.models import Client
 from .settings import AuthzSettings
@@ -81,7 +81,13 @@ class Shared:
             events=EventRecorder(event_store, clock),
             event_store=event_store,
             passwords=PasswordWork(
-                workers=settings.password_hash_workers or os.cpu_count() or 1, queue=settings.password_hash_queue
+                workers=settings.password_hash_workers or os.cpu_count() or 1,
+                queue=settings.password_hash_queue,
+                hasher=hasher(
+                    time_cost=settings.password_time_cost,
+                    memory_kib=settings.password_memory_kib,
+                    parallelism=settings.password_parallelism,
+                ),
             ),
             key_store=key_store(settings, pool, kek, clock),
             second_factors=second_factor_store(pool, kek),
