@@ -26,6 +26,15 @@ from .support.infra import fresh_database_name, postgres_server, redis_server, t
 
 TEMPLATES = "migrated-templates.json"  # in the run's shared folder: admin URL -> template database
 
+# argon2id at the floor the settings accept (settings.py: OWASP's two passes over 19 MiB,
+# one lane) for the apps and the processes the tests start: a fifth of the default's work
+# for every sign-in and every person made (150 ms of CPU each at the default, thousands of
+# times a run). The defaults have tests of their own (tests/unit/test_password_cost_settings.py),
+# and the container tier runs the shipped image as configured, with them.
+PASSWORD_COST = {"password_time_cost": 2, "password_memory_kib": 19456, "password_parallelism": 1}
+for _name, _value in PASSWORD_COST.items():
+    os.environ.setdefault(_name.upper(), str(_value))
+
 # Emptied before each test (clean_db), children before parents; with the tables that
 # reference them (consents, notices, the mail outbox, school blocks, the webhook outbox). Signing keys
 # persist across tests: they are configuration, and slow to make.

@@ -19,6 +19,7 @@ from courseschool.common.asgi import AppLifespan
 from courseschool.common.clock import FrozenClock
 from courseschool.common.settings import load_settings
 
+from ..conftest import PASSWORD_COST
 from ..support.tls import HttpsServer, https_server, make_ca_and_server_cert, site_web
 from .admin_api import with_admin
 from .cimd import cimd_settings
@@ -41,6 +42,7 @@ def authz_settings(database_url: str, redis_url: str, kek: str) -> AuthzSettings
         redis_url=redis_url,
         key_encryption_key=kek,
         internal_token="internal-test-token",
+        **PASSWORD_COST,
     )
 
 

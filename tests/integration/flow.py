@@ -13,9 +13,10 @@ from urllib.parse import urlencode
 import asyncpg
 import httpx
 
-from courseschool.authz.passwords import hash_password
+from courseschool.authz.passwords import hash_password, hasher
 from courseschool.authz.storage.users import PgUserStore
 
+from ..conftest import PASSWORD_COST
 from ..support.oauth_client import pkce_pair, query_of
 
 BASE_URL = "http://127.0.0.1:8000"
@@ -26,10 +27,10 @@ _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 @functools.cache
 def password_hash() -> str:
-    """PASSWORD hashed once per process (argon2id at the product's parameters, a tenth of
-    a second of CPU each): every person a test makes stores this same genuine hash, and
-    signing in still verifies it the way the server always does."""
-    return hash_password(PASSWORD)
+    """PASSWORD hashed once per process (argon2id at the parameters the tests' apps are
+    set to, tests/conftest.PASSWORD_COST): every person a test makes stores this same
+    genuine hash, and signing in still verifies it the way the server always does."""
+    return hash_password(PASSWORD, hasher(**{k.removeprefix("password_"): v for k, v in PASSWORD_COST.items()}))
 
 
 def csrf_of(html: str) -> str:
