@@ -36,6 +36,7 @@ DEMO_EMAIL = "e2e-owner@example.test"
 DEMO_PASSWORD = "e2e correct horse battery staple"
 READY_TIMEOUT = 90.0  # a bound, not a wait: start-up competes with the other xdist workers
 STOP_TIMEOUT = 15.0
+PORT_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,7 @@ def running_platform(
     `command` is the module run with `-m` (and `--port N`): the platform's `run` unless a
     test needs what no setting gives (tests/support/platform_with_site.py). `public_host`:
     the host of the public origin at the platform's port (passkeys need a name: localhost)."""
-    port = free_port()
     internal_token = secrets.token_urlsafe(32)
-    address = f"http://127.0.0.1:{port}"
-    base_url = base_url or f"http://{public_host}:{port}"
     log_path = data_dir / "platform.log"
     env = {k: v for k, v in os.environ.items() if k not in PLATFORM_ENV}
     env.update(
@@ -117,7 +115,6 @@ def running_platform(
         LOG_FORMAT="json",
         PYTHONUNBUFFERED="1",
         KEY_ENCRYPTION_KEY=kek,  # the same key as the in-process apps: they share the database
-        BASE_URL=base_url,
         # Every test process calls from 127.0.0.1: generous limits (the limits have tests of their own).
         RATE_REGISTER_PER_IP="10000/60",
         RATE_TOKEN_PER_IP="10000/60",
@@ -131,12 +128,29 @@ def running_platform(
         INTERNAL_TOKEN=internal_token,
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),  # tests.support
     )
-    env.update(extra_env or {})
-    process = spawn([sys.executable, "-m", *command, "--port", str(port)], env, log_path)
+    # A port free a moment ago may be taken by another process before the platform binds
+    # it (free_port's race, seen once in a whole run); the platform then says so and exits,
+    # and is started again on another.
+    for tries_left in reversed(range(PORT_TRIES)):
+        port = free_port()
+        address = f"http://127.0.0.1:{port}"
+        public = base_url or f"http://{public_host}:{port}"
+        process = spawn(
+            [sys.executable, "-m", *command, "--port", str(port)],
+            {**env, "BASE_URL": public, **(extra_env or {})},
+            log_path,
+        )
+        try:
+            wait_until_answering(process, f"{address}/readyz", log_path, timeout=READY_TIMEOUT, what="the platform")
+            break
+        except pytest.fail.Exception:
+            if tries_left and process.poll() is not None and f"127.0.0.1:{port} is in use" in tail(log_path):
+                continue
+            stop(process, signal.SIGINT, timeout=STOP_TIMEOUT)
+            raise
     try:
-        wait_until_answering(process, f"{address}/readyz", log_path, timeout=READY_TIMEOUT, what="the platform")
         yield Platform(
-            base_url=base_url,
+            base_url=public,
             email=DEMO_EMAIL,
             password=DEMO_PASSWORD,
             process=process,
