@@ -199,10 +199,12 @@ async def _sign_in_on(
     allow = page.get_by_role("button", name="Allow")
     closed = page.get_by_text("You can close this window")
     await expect(allow.or_(closed)).to_be_visible()
+    # Bounded on this side too: twice a whole run waited here for the driver's answer until
+    # pytest-timeout ended it at 600 s (after the consent POST's 303; see #37's note).
     if await allow.is_visible():
-        await allow.click()
+        await asyncio.wait_for(allow.click(), 2 * TIMEOUT_MS / 1000)
     code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
-    await page.close()
+    await asyncio.wait_for(page.close(), 2 * TIMEOUT_MS / 1000)
     form = {
         "grant_type": "authorization_code",
         "code": code,
