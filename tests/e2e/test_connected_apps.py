@@ -199,8 +199,9 @@ async def _sign_in_on(
     allow = page.get_by_role("button", name="Allow")
     closed = page.get_by_text("You can close this window")
     await expect(allow.or_(closed)).to_be_visible()
-    # Bounded on this side too: twice a whole run waited here for the driver's answer until
-    # pytest-timeout ended it at 600 s (after the consent POST's 303; see #37's note).
+    # Bounded on this side too: twice a whole run stopped here after the consent POST's 303,
+    # the event loop asleep with no timer until pytest-timeout's signal woke it (see #37's
+    # note); a timer of the loop's own makes such a stop short and says where it was.
     if await allow.is_visible():
         await asyncio.wait_for(allow.click(), 2 * TIMEOUT_MS / 1000)
     code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
