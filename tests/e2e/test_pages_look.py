@@ -34,6 +34,7 @@ checked) to test-artifacts/axe.txt.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -275,8 +276,14 @@ async def run_axe(page: Any) -> dict[str, Any]:
     not into every page a test opens: parsing its half a megabyte on each navigation was
     a tenth of the browser tests' CPU."""
     if not await page.evaluate("() => Boolean(window.axe)"):
-        await page.evaluate(AXE_SCRIPT.read_text())
+        await page.evaluate(_axe_script())
     return await page.evaluate(AXE_JS)
+
+
+@functools.cache
+def _axe_script() -> str:
+    """axe-core's source, read once per process (the `axe_source` fixture installs it)."""
+    return AXE_SCRIPT.read_text()
 
 
 @dataclass
@@ -395,7 +402,7 @@ def axe_source() -> str:
         if shutil.which("npm") is None:
             pytest.skip("npm is not installed: the page checks need axe-core (tests/browser/package.json)")
         npm_ci(BROWSER_TOOLS, AXE_SCRIPT)
-    return AXE_SCRIPT.read_text()
+    return _axe_script()
 
 
 def test_axe_core_is_pinned_without_a_registry_address() -> None:
