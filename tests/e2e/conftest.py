@@ -10,6 +10,7 @@ imported into this process from the product except through HTTP.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import queue
@@ -212,12 +213,21 @@ class CallbackServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{self.path}"
 
-    def wait(self, timeout: float = 10.0) -> dict[str, str]:
-        """The query of the next request to the callback path (blocks; call via to_thread from async code)."""
-        try:
-            return self.received.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"the callback server got no request within {timeout} s") from None
+    async def wait(self, timeout: float = 10.0) -> dict[str, str]:
+        """The query of the next request to the callback path.
+
+        Polled on the event loop's own timer rather than awaited through a thread: twice a
+        whole run stopped after the browser had reached this server, the loop asleep with
+        no timer although the thread's result was ready (#37); a sleep needs no wake-up
+        from another thread."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                return self.received.get_nowait()
+            except queue.Empty:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise AssertionError(f"the callback server got no request within {timeout} s") from None
+                await asyncio.sleep(0.02)
 
     def assert_idle(self) -> None:
         assert self.received.empty(), f"unexpected callback(s): {self.raw_queries}"

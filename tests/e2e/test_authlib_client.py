@@ -3,7 +3,6 @@ discovery, dynamic registration, PKCE authorization code, ID token, UserInfo, re
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 
 import httpx
@@ -33,7 +32,7 @@ async def _authorize(
         assert query["code"]
         assert "error" not in query
         await human.follow_to_callback(location)
-    received = await asyncio.to_thread(callback_server.wait, 5.0)
+    received = await callback_server.wait(5.0)
     assert received == query
     return received, verifier, nonce
 

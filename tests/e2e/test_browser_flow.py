@@ -3,7 +3,6 @@ authorization response delivered to a loopback callback server, as for a CLI."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -75,7 +74,7 @@ async def answer_consent(page: Any, callback_server: CallbackServer, button: str
     from playwright.async_api import expect
 
     await page.get_by_role("button", name=button).click()
-    received = await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000)
+    received = await callback_server.wait(TIMEOUT_MS / 1000)
     await page.wait_for_url(re.compile("^" + re.escape(callback_server.url) + r"\?"))
     await expect(page.get_by_text("You can close this window")).to_be_visible()
     return received

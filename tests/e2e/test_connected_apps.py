@@ -56,7 +56,7 @@ async def _approve(
         await page.get_by_role("button", name="Sign in").press("Enter")
     await expect(allow).to_be_visible()
     await allow.click()
-    code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
+    code = (await callback_server.wait(TIMEOUT_MS / 1000))["code"]
     response = await exchange_code(http, meta, reg, request, code)
     assert response.status_code == 200, response.text
     return response.json()
@@ -199,12 +199,13 @@ async def _sign_in_on(
     allow = page.get_by_role("button", name="Allow")
     closed = page.get_by_text("You can close this window")
     await expect(allow.or_(closed)).to_be_visible()
-    # Bounded on this side too: twice a whole run stopped here after the consent POST's 303,
-    # the event loop asleep with no timer until pytest-timeout's signal woke it (see #37's
-    # note); a timer of the loop's own makes such a stop short and says where it was.
+    # Twice a whole run stopped here after the consent POST's 303, the event loop asleep with
+    # no timer (#37). The click does not wait for the navigation it starts (the callback
+    # server's request is the condition this test waits for, on a loop timer), and a
+    # loop timer bounds the click itself, so such a stop is short and says where it was.
     if await allow.is_visible():
-        await asyncio.wait_for(allow.click(), 2 * TIMEOUT_MS / 1000)
-    code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
+        await asyncio.wait_for(allow.click(no_wait_after=True), 2 * TIMEOUT_MS / 1000)
+    code = (await callback_server.wait(TIMEOUT_MS / 1000))["code"]
     await asyncio.wait_for(page.close(), 2 * TIMEOUT_MS / 1000)
     form = {
         "grant_type": "authorization_code",
@@ -365,7 +366,7 @@ async def _computer_signs_in(
         await page.get_by_role("button", name="Sign in").click()
         await expect(page.get_by_role("button", name="Allow")).to_be_visible()
         await page.get_by_role("button", name="Allow").click()
-        code = (await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000))["code"]
+        code = (await callback_server.wait(TIMEOUT_MS / 1000))["code"]
     finally:
         await ctx.close()
     headers = {"DPoP": key.proof("POST", meta["token_endpoint"])} if key is not None else {}

@@ -7,7 +7,6 @@ The page is photographed in both themes at both widths for a person to look at."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,7 @@ async def test_unticked_areas_are_left_out_of_the_token_and_refused_by_the_api(
     await _photograph(page, "consent-every-scope-trimmed")
 
     await page.get_by_role("button", name="Allow").click()
-    received = await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000)
+    received = await callback_server.wait(TIMEOUT_MS / 1000)
     assert "code" in received, received
     async with httpx.AsyncClient(timeout=15.0) as http:
         exchanged = await exchange_code(http, meta, reg, request, received["code"])

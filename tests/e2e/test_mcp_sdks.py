@@ -417,7 +417,7 @@ async def python_agent(
         await person.land(await person.approve(url))
 
     async def callback_handler() -> AuthorizationCodeResult:  # and its loopback page hears back
-        query = await asyncio.to_thread(callback_server.wait)
+        query = await callback_server.wait()
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 
     # An earlier install's token, unknown to this server: the API answers it with 401.

@@ -732,7 +732,7 @@ async def _approve(
         await page.goto(request["url"])
         await page.get_by_role("button", name="Allow").click()
         await expect(page.get_by_text("You can close this window")).to_be_visible()
-        code = (await asyncio.to_thread(callback_server.wait))["code"]
+        code = (await callback_server.wait())["code"]
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -951,7 +951,7 @@ async def test_oversight_pages(
         await expect(back).to_be_focused()
         await look(lecture, "decided-blocked", width, lowest)
         await back.click()
-        denied = await asyncio.to_thread(callback_server.wait)
+        denied = await callback_server.wait()
         assert denied["error"] == "access_denied"
     finally:
         await teacher.close()
@@ -998,7 +998,7 @@ async def test_step_up_decision_and_sign_out_pages(
     assert page.url.startswith(platform.base_url)  # still here after the look: no timed refresh
     await back.click()
     await page.wait_for_url(f"{callback_server.url}?**", timeout=10_000)
-    await asyncio.to_thread(callback_server.wait)
+    await callback_server.wait()
 
     # An app asks for the sign-out (RP-Initiated Logout): its name, marked as its own claim.
     await page.goto(f"{platform.base_url}/oauth/logout?client_id={app['client_id']}")

@@ -13,7 +13,6 @@ photographed into test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,7 +76,7 @@ async def approve_and_get_code(page: Any, callback_server: CallbackServer) -> di
 
     await expect(page.get_by_role("button", name="Allow")).to_be_visible()
     await page.get_by_role("button", name="Allow").click()
-    return await asyncio.to_thread(callback_server.wait, 15.0)
+    return await callback_server.wait(15.0)
 
 
 async def test_a_passkey_signs_in_alone_then_as_the_second_step_then_is_removed(

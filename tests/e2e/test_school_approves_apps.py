@@ -161,7 +161,7 @@ async def test_only_approved_apps_ask_approve_and_sign_in(
         await expect(student.get_by_role("status")).to_contain_text("You asked your school")
         await look(student, "consent-asked", width, lowest)
         await student.get_by_role("button", name="Back to the app").click()
-        denied = await asyncio.to_thread(callback_server.wait)
+        denied = await callback_server.wait()
         assert denied["error"] == "access_denied" and denied["error_description"] == PENDING
 
         asked = await mail_to(relay, people["owner"][0], "asks your school to approve «Essay Helper»")
@@ -180,7 +180,7 @@ async def test_only_approved_apps_ask_approve_and_sign_in(
         assert "Note from the school: Good luck with the essays" in text_of(approved)
         meta, request = await open_app(student, platform, callback_server, reg, "openid account:read")
         await student.get_by_role("button", name="Allow").click()
-        callback = await asyncio.to_thread(callback_server.wait)
+        callback = await callback_server.wait()
         async with httpx.AsyncClient(timeout=15.0) as http:
             tokens = await exchange_code(http, meta, reg, request, callback["code"])
         assert tokens.status_code == 200 and tokens.json()["scope"] == "openid account:read"
@@ -273,7 +273,7 @@ async def test_apps_may_read_then_a_step_up_after_approval(
         await lecturer.get_by_role("button", name="Ask the school").click()
         await expect(lecturer.get_by_role("status")).to_contain_text("You asked your school")
         await lecturer.get_by_role("button", name="Allow").click()
-        callback = await asyncio.to_thread(callback_server.wait)
+        callback = await callback_server.wait()
         async with httpx.AsyncClient(timeout=15.0) as http:
             first = (await exchange_code(http, meta, reg, request, callback["code"])).json()
         assert "courses:read" in first["scope"].split()
@@ -290,7 +290,7 @@ async def test_apps_may_read_then_a_step_up_after_approval(
         meta, request = await open_app(lecturer, platform, callback_server, reg, every)  # the step-up
         await expect(lecturer.get_by_role("heading", name="New: it also asks to")).to_be_visible()
         await lecturer.get_by_role("button", name="Allow").click()
-        callback = await asyncio.to_thread(callback_server.wait)
+        callback = await callback_server.wait()
         async with httpx.AsyncClient(timeout=15.0) as http:
             more = (await exchange_code(http, meta, reg, request, callback["code"])).json()
         writes = {s for s in more["scope"].split() if s.endswith(":write")}

@@ -161,7 +161,7 @@ async def test_the_walkthrough_runs_as_written(
         location = await human.authorize(url, email=platform.email, password=platform.password)
         assert strip_query(location) == callback_server.url
         await human.follow_to_callback(location)
-    received = await asyncio.to_thread(callback_server.wait)
+    received = await callback_server.wait()
     assert received["iss"] == base and received["state"] == state["STATE"] and received["code"]
 
     # -- the blocks after it, in a new bash that picks up the variables --------------------
