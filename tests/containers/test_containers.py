@@ -74,7 +74,7 @@ async def test_browser_sign_in_refresh_and_revocation_through_the_gateway(
             await page.get_by_role("button", name="Sign in").click()
             await expect(page.locator(".claimed .client")).to_have_text(CLIENT_NAME)
             await page.get_by_role("button", name="Allow").click()
-            received = await asyncio.to_thread(callback_server.wait, TIMEOUT_MS / 1000)
+            received = await callback_server.wait(TIMEOUT_MS / 1000)
             await expect(page.get_by_text("You can close this window")).to_be_visible()
         finally:
             await context.close()
