@@ -824,6 +824,11 @@ def test_k8s_workloads_are_probed_limited_and_hardened(rendered, target):
         ]
         assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
         assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+        # Every service uses Redis; sentinels with a password of their own get it from the Secret.
+        env = {e["name"]: e.get("valueFrom", {}).get("secretKeyRef") for e in container["env"]}
+        sentinel_password = env["REDIS_SENTINEL_PASSWORD"]
+        assert sentinel_password["name"].startswith("courseschool-secrets"), name  # the dev overlay's has a hash
+        assert (sentinel_password["key"], sentinel_password["optional"]) == ("REDIS_SENTINEL_PASSWORD", True), name
         assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
         assert "replicas" not in deployment["spec"], "the HPA owns the replica count"
 

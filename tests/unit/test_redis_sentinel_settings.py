@@ -59,6 +59,70 @@ def test_a_sentinel_setting_wrong_or_alone_stops_start_up(env: dict[str, str], n
 
 def test_the_runner_passes_them_to_the_services_and_says_so() -> None:
     assert "REDIS_SENTINEL_MASTER, REDIS_SENTINELS" in RUN_SETTINGS
+    assert "REDIS_SENTINEL_PASSWORD, REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_TLS" in RUN_SETTINGS
+
+
+ASKED = {
+    **SENTINEL,
+    "REDIS_SENTINEL_USERNAME": "platform",
+    "REDIS_SENTINEL_PASSWORD": "s3ntinel",
+    "REDIS_SENTINEL_TLS": "1",
+}
+
+
+@pytest.mark.parametrize("cls", [AuthzSettings, ResourceSettings, DiscoverySettings, PlatformSettings])
+def test_every_service_reads_how_the_sentinels_are_asked(cls: type) -> None:
+    target = load_settings(cls, ASKED).redis_sentinel
+    assert (target.username, target.password, target.tls) == ("platform", "s3ntinel", True)
+    assert "s3ntinel" not in repr(target) and "password='***'" in repr(target)
+    plain = load_settings(cls, SENTINEL).redis_sentinel
+    assert (plain.username, plain.password, plain.tls) == (None, None, False)
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"REDIS_URL": "redis://r/0", "REDIS_SENTINEL_PASSWORD": "pw"}, "REDIS_SENTINEL_PASSWORD: how the sentinels"),
+        ({"REDIS_URL": "redis://r/0", "REDIS_SENTINEL_TLS": "true"}, "REDIS_SENTINEL_TLS: how the sentinels"),
+        ({**SENTINEL, "REDIS_SENTINEL_USERNAME": "platform"}, "REDIS_SENTINEL_USERNAME needs REDIS_SENTINEL_PASSWORD"),
+        ({**SENTINEL, "REDIS_SENTINEL_TLS": "maybe"}, "REDIS_SENTINEL_TLS"),
+        ({**SENTINEL, "REDIS_SENTINEL_PASSWORD": "change-me"}, "REDIS_SENTINEL_PASSWORD: the placeholder"),
+    ],
+)
+def test_how_the_sentinels_are_asked_wrong_or_alone_stops_start_up(env: dict[str, str], named: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(AuthzSettings, env)
+    assert named in str(caught.value)
+
+
+async def test_the_sentinels_are_asked_with_their_own_credentials_and_the_url_s_tls_options() -> None:
+    """The master's password is not the sentinels'; with TLS, the URL's CA is theirs too.
+    A sentinel that fails is not retried: the next one is asked."""
+    target = SentinelTarget("courseschool", parse_sentinels("127.0.0.1:26395"), "platform", "s3ntinel", True)
+    client = create_redis("rediss://:master-pw@ignored/5?ssl_ca_certs=/etc/ca.pem", target)
+    try:
+        assert client.sentinels is not None
+        (sentinel,) = client.sentinels.sentinels
+        asked = sentinel.connection_pool.connection_kwargs
+        assert (asked["username"], asked["password"]) == ("platform", "s3ntinel")
+        assert sentinel.connection_pool.connection_class.__name__ == "SSLConnection"
+        assert asked["ssl_ca_certs"] == "/etc/ca.pem"
+        assert asked["retry"].get_retries() == 0
+        assert client.connection_pool.connection_kwargs["password"] == "master-pw"
+    finally:
+        await client.aclose()
+
+
+async def test_sentinels_without_credentials_are_asked_in_plain_text() -> None:
+    client = create_redis("rediss://:master-pw@ignored/5", SentinelTarget("m", parse_sentinels("127.0.0.1:26395")))
+    try:
+        assert client.sentinels is not None
+        (sentinel,) = client.sentinels.sentinels
+        asked = sentinel.connection_pool.connection_kwargs
+        assert asked.get("password") is None and asked.get("username") is None
+        assert sentinel.connection_pool.connection_class.__name__ == "Connection"
+    finally:
+        await client.aclose()
 
 
 async def test_the_client_takes_the_url_s_database_credentials_and_tls() -> None:

@@ -10,6 +10,9 @@ RUN_SETTINGS = """settings (environment variables):
   REDIS_SENTINEL_MASTER, REDIS_SENTINELS   Redis with Sentinel: the master's name and
                        the sentinels (host:port,host:port); REDIS_URL then gives the
                        database, credentials and TLS, the sentinels the address
+  REDIS_SENTINEL_PASSWORD, REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_TLS
+                       sentinels that ask for a password (their own), an ACL user, or
+                       speak TLS (with REDIS_URL's ssl_* options, its CA among them)
   KEY_ENCRYPTION_KEY   seals the signing keys (default: made once, kept in DATA_DIR)
   INTERNAL_TOKEN       the bearer token /metrics asks for (default: a new one each run,
                        printed at start)

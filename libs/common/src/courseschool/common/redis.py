@@ -4,7 +4,10 @@ A plain `REDIS_URL` names one server. With Sentinel (`REDIS_SENTINEL_MASTER` and
 `REDIS_SENTINELS`), the client asks the sentinels where the master is each time it opens
 a connection, so that after a failover its next connection reaches the promoted replica;
 `REDIS_URL` then gives the rest (database, credentials, `rediss://` for TLS) and its host
-is not used (docs/capacity.md: what a failover loses)."""
+is not used (docs/capacity.md: what a failover loses). Sentinels that ask for a password
+(`requirepass`, or an ACL user) are given `REDIS_SENTINEL_PASSWORD` (and
+`REDIS_SENTINEL_USERNAME`); with `REDIS_SENTINEL_TLS` they are asked over TLS, with the
+TLS options of `REDIS_URL`'s query (`ssl_ca_certs`, `ssl_certfile`, ...)."""
 
 from __future__ import annotations
 
@@ -17,16 +20,28 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 # Seconds a sentinel gets to answer where the master is, per sentinel asked in turn.
 SENTINEL_TIMEOUT = 1.0
 
 
 class SentinelTarget(msgspec.Struct, frozen=True):
-    """The master's name as the sentinels know it, and where the sentinels listen."""
+    """The master's name as the sentinels know it, where the sentinels listen, and how
+    they are asked: the credentials they want (their own, not the master's) and TLS."""
 
     master: str
     addresses: tuple[tuple[str, int], ...]
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+
+    def __repr__(self) -> str:  # never the password, wherever a target is shown
+        shown = "'***'" if self.password else "None"
+        return (
+            f"SentinelTarget(master={self.master!r}, addresses={self.addresses!r}, "
+            f"username={self.username!r}, password={shown}, tls={self.tls!r})"
+        )
 
 
 def parse_sentinels(text: str) -> tuple[tuple[str, int], ...]:
@@ -89,16 +104,51 @@ def _through_sentinels(url: str, target: SentinelTarget, options: dict[str, Any]
         kwargs.pop(name, None)
     if connection_class is SSLConnection:
         kwargs["ssl"] = True  # the pool picks its TLS connection class from this
-    sentinels = Sentinel(
-        list(target.addresses),
-        sentinel_kwargs={"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": SENTINEL_TIMEOUT},
-        **options,
-        **kwargs,
-    )
+    sentinels = Sentinel(list(target.addresses), sentinel_kwargs=_asking_sentinels(target, kwargs), **options, **kwargs)
     client = sentinels.master_for(target.master, redis_class=SentinelRedis)
     assert isinstance(client, SentinelRedis)
     client.sentinels = sentinels
     return client
+
+
+def _asking_sentinels(target: SentinelTarget, url_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """How each sentinel is reached: short time-outs and no retry (the next sentinel is
+    asked instead: redis-py's default retried a refusal three times with back-off, 7 s
+    before a wrong password was said), the sentinels' own credentials, and TLS with the
+    URL's TLS options where they speak it. redis-py gives a sentinel none of the master's
+    settings (`sentinel_kwargs`)."""
+    asked: dict[str, Any] = {
+        "socket_timeout": SENTINEL_TIMEOUT,
+        "socket_connect_timeout": SENTINEL_TIMEOUT,
+        "retry": Retry(NoBackoff(), 0),
+    }
+    if target.username:
+        asked["username"] = target.username
+    if target.password:
+        asked["password"] = target.password
+    if target.tls:
+        asked["ssl"] = True
+        asked.update({name: value for name, value in url_kwargs.items() if name.startswith("ssl_")})
+    return asked
+
+
+async def sentinels_said(client: aioredis.Redis) -> list[str]:
+    """What each sentinel of a Sentinel client answers a PING now, `host:port: ...`; [] for
+    a client of one server. Asked when no master was found, so that the cause is named (a
+    password refused, TLS spoken to a sentinel in plain text) rather than only "no master"."""
+    if not isinstance(client, SentinelRedis) or client.sentinels is None:
+        return []
+    said = []
+    for sentinel in client.sentinels.sentinels:
+        asked = sentinel.connection_pool.connection_kwargs
+        where = f"{asked.get('host')}:{asked.get('port')}"
+        try:
+            await sentinel.ping()
+        except RedisError as exc:
+            said.append(f"{where}: {type(exc).__name__}: {exc}")
+        else:
+            said.append(f"{where}: answers, but names no master it trusts by that name")
+    return said
 
 
 def deployment_channel(client: aioredis.Redis, name: str) -> str:

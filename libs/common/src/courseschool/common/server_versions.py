@@ -19,13 +19,16 @@ unready and waits for it, as it always has.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from typing import Any
 
 import asyncpg
 from redis import exceptions as redis_errors
+from redis.asyncio.sentinel import MasterNotFoundError
 
 from .logging import get_logger
+from .redis import sentinels_said
 
 POSTGRES_OLDEST = (15, 0)
 REDIS_OLDEST = (7, 0)
@@ -91,7 +94,12 @@ async def check_redis(redis: Any) -> str | None:
         async with asyncio.timeout(CHECK_TIMEOUT):
             found = await redis_version(redis)
     except (OSError, TimeoutError, redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
-        log.warning("server_version_unchecked", server="Redis", error=type(exc).__name__)
+        said: dict[str, Any] = {"detail": str(exc)[:300]}  # redis-py's messages hold no password
+        if isinstance(exc, MasterNotFoundError):  # its message is every sentinel client's repr
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CHECK_TIMEOUT):
+                    said = {"sentinels": await sentinels_said(redis)}
+        log.warning("server_version_unchecked", server="Redis", error=type(exc).__name__, **said)
         return None
     require("Redis", found, REDIS_OLDEST)
     return found

@@ -53,9 +53,14 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     dpop_nonce_rotation: int = 300
     # Redis with Sentinel: the master's name as the sentinels know it, and the sentinels'
     # addresses (`host:port,host:port`); REDIS_URL then gives the database, credentials
-    # and TLS (common/redis.py). Both unset: REDIS_URL names the one server.
+    # and TLS (common/redis.py). Both unset: REDIS_URL names the one server. Sentinels
+    # that ask for a password are given their own (and ACL user), and TLS is theirs to
+    # speak or not, whatever the master does.
     redis_sentinel_master: str | None = None
     redis_sentinels: str = ""
+    redis_sentinel_username: str | None = None
+    redis_sentinel_password: str | None = None
+    redis_sentinel_tls: bool = False
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -79,6 +84,19 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
     def _check_sentinel(self) -> None:
         if bool(self.redis_sentinel_master) != bool(self.redis_sentinels):
             raise ValueError("REDIS_SENTINEL_MASTER and REDIS_SENTINELS go together (Sentinel), or neither")
+        how = [
+            name
+            for name, value in (
+                ("REDIS_SENTINEL_USERNAME", self.redis_sentinel_username),
+                ("REDIS_SENTINEL_PASSWORD", self.redis_sentinel_password),
+                ("REDIS_SENTINEL_TLS", self.redis_sentinel_tls),
+            )
+            if value
+        ]
+        if how and not self.redis_sentinels:
+            raise ValueError(f"{', '.join(how)}: how the sentinels are asked, without REDIS_SENTINELS to ask")
+        if self.redis_sentinel_username and not self.redis_sentinel_password:
+            raise ValueError("REDIS_SENTINEL_USERNAME needs REDIS_SENTINEL_PASSWORD (an ACL user signs in with both)")
         if self.redis_sentinels:
             parse_sentinels(self.redis_sentinels)
             # Without REDIS_URL: a process that uses no Redis (the migration step) may share
@@ -97,7 +115,13 @@ class BaseSettings(msgspec.Struct, kw_only=True, frozen=True):
         """Where the sentinels are, or None: REDIS_URL is the server (common/redis.py)."""
         if not self.redis_sentinel_master:
             return None
-        return SentinelTarget(self.redis_sentinel_master, parse_sentinels(self.redis_sentinels))
+        return SentinelTarget(
+            self.redis_sentinel_master,
+            parse_sentinels(self.redis_sentinels),
+            username=self.redis_sentinel_username or None,
+            password=self.redis_sentinel_password or None,
+            tls=self.redis_sentinel_tls,
+        )
 
     @property
     def dpop_policy(self) -> DpopPolicy:
