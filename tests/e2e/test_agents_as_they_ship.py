@@ -146,6 +146,7 @@ async def test_the_consent_page_reads_as_its_boxes_say(
             assert " ".join(line.split()) == "Courses: see", line
             await page.get_by_role("button", name="Allow").click()
             callback = await callback_server.wait(TIMEOUT_MS / 1000)
+            await expect(page.get_by_text("You can close this window")).to_be_visible()  # closed once loaded
             tokens = await exchange_code(http, meta, reg, request, callback["code"])
             assert tokens.status_code == 200 and tokens.json()["scope"] == "openid courses:read", tokens.text
     finally:

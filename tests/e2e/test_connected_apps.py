@@ -199,13 +199,13 @@ async def _sign_in_on(
     allow = page.get_by_role("button", name="Allow")
     closed = page.get_by_text("You can close this window")
     await expect(allow.or_(closed)).to_be_visible()
-    # Twice a whole run stopped here after the consent POST's 303, the event loop asleep with
-    # no timer (#37). The click does not wait for the navigation it starts (the callback
-    # server's request is the condition this test waits for, on a loop timer), and a
-    # loop timer bounds the click itself, so such a stop is short and says where it was.
     if await allow.is_visible():
-        await asyncio.wait_for(allow.click(no_wait_after=True), 2 * TIMEOUT_MS / 1000)
+        await asyncio.wait_for(allow.click(), 2 * TIMEOUT_MS / 1000)
     code = (await callback_server.wait(TIMEOUT_MS / 1000))["code"]
+    # The page is closed only once the app's page has loaded in it: a page closed while
+    # that navigation was still under way never finished closing (Playwright's close has
+    # no time-out of its own), which stopped whole runs (#37). A loop timer bounds it anyway.
+    await expect(closed).to_be_visible()
     await asyncio.wait_for(page.close(), 2 * TIMEOUT_MS / 1000)
     form = {
         "grant_type": "authorization_code",
@@ -367,6 +367,7 @@ async def _computer_signs_in(
         await expect(page.get_by_role("button", name="Allow")).to_be_visible()
         await page.get_by_role("button", name="Allow").click()
         code = (await callback_server.wait(TIMEOUT_MS / 1000))["code"]
+        await expect(page.get_by_text("You can close this window")).to_be_visible()  # closed once loaded
     finally:
         await ctx.close()
     headers = {"DPoP": key.proof("POST", meta["token_endpoint"])} if key is not None else {}
