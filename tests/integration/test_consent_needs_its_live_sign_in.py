@@ -149,6 +149,35 @@ async def test_a_decision_after_someone_else_signed_in_on_the_browser_grants_not
     assert await flow.count("authz_codes") == 0 and await flow.count("authz_grants") == 0
 
 
+async def test_the_page_after_someone_else_signed_in_on_the_browser_asks_to_sign_in_again(flow: Flow) -> None:
+    """The same two sign-ins: the first page, loaded again, shows neither the consent nor
+    the first person (not even the address typed there): it asks to sign in, saying why.
+    Signed in there again, the first person's approval is granted."""
+    first, other = await flow.user("student"), await flow.user("student")
+    reg = await flow.register()
+    verifier, challenge = pkce_pair()
+    one = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    two = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
+    assert (await flow.login(one, first)).status_code == 303
+    consent, _ = await flow.page(one)
+    assert f'action="{one}/consent"' in consent.text and first["email"] in consent.text
+    assert (await flow.login(two, other)).status_code == 303
+    again, csrf = await flow.page(one)
+    assert SIGN_IN_FORM in again.text and f'action="{one}/consent"' not in again.text
+    assert "signed in again since this page opened" in again.text
+    assert first["email"] not in again.text and first["email"].split("@")[0] not in again.text
+    posted = await flow.client.post(f"{one}/consent", data={"csrf": csrf, "decision": "approve"})
+    assert posted.status_code == 400 and await flow.count("authz_codes") == 0
+    assert (await flow.login(one, first)).status_code == 303
+    consent, csrf = await flow.page(one)
+    assert f'action="{one}/consent"' in consent.text
+    posted = await flow.client.post(f"{one}/consent", data={"csrf": csrf, "decision": "approve"})
+    assert posted.status_code == 303 and "code=" in posted.headers["location"]
+    code = query_of(posted.headers["location"])["code"]
+    tokens = await flow.exchange(reg, code, verifier)
+    assert tokens.status_code == 200, tokens.text
+
+
 async def test_a_decision_in_the_sign_in_that_opened_the_page_is_granted(flow: Flow) -> None:
     """The same page and browser, nobody else signed in: the approval makes its code."""
     user = await flow.user("student")

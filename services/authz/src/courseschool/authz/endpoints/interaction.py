@@ -83,12 +83,14 @@ class ConsentView(msgspec.Struct, frozen=True, kw_only=True):
     notices: list[Notice] = []  # new connections to tell the person of, once
 
 
-async def open_interaction(c: SignInPages, uid: str, binding: str | None) -> Interaction:
-    """The pending interaction, if this browser holds its binding cookie."""
+async def open_interaction(c: SignInPages, uid: str, binding: str | None, session: str | None = None) -> Interaction:
+    """The pending interaction, if this browser holds its binding cookie. `session`: the
+    browser's session cookie, if it sent one."""
     interaction = await c.interactions.get(uid)
     if interaction is None or not binding or not same(digest(binding), interaction.browser_hash):
         raise InvalidRequestError(EXPIRED, advice=EXPIRED_ADVICE)
-    await forget_ended_sign_in(c, interaction)  # its sign-in ended: back to the sign-in form
+    # Its sign-in ended, or the browser's is another now: back to the sign-in form.
+    await forget_ended_sign_in(c, interaction, session)
     return interaction
 
 

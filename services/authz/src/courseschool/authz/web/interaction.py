@@ -44,7 +44,8 @@ async def interaction_page(
     uid: FromPath[str], request: Request[Any, Any, Any], sign_in_pages: SignInPagesDep
 ) -> Response[Any]:
     binding = request.cookies.get(BINDING_COOKIE) or ""
-    interaction = await open_interaction(sign_in_pages, uid, binding)
+    session = request.cookies.get(session_cookie_name(sign_in_pages.settings))
+    interaction = await open_interaction(sign_in_pages, uid, binding, session)
     if interaction.user_id is None and interaction.second_step is not None:
         return await _second_step_page(request, sign_in_pages, interaction, binding)
     if interaction.user_id is None:
@@ -62,8 +63,7 @@ async def interaction_page(
     shown = await recovery_codes_to_show(sign_in_pages, interaction)
     if shown:  # the factor the school required was set up in this sign-in: its codes, once, before consent
         return render("recovery_codes.html", codes=shown[0], new=shown[1], next=f"/oauth/interaction/{uid}")
-    session_id = request.cookies.get(session_cookie_name(sign_in_pages.settings))
-    view = await consent_view(sign_in_pages, interaction, session_id)
+    view = await consent_view(sign_in_pages, interaction, session)
     new, already = powerful_first(scope_lines(view.new)), scope_lines(view.already)
     sweeping = sweeping_changes(new + already)
     return render(
@@ -130,7 +130,8 @@ async def _checked_form(
     uid: str, request: Request[Any, Any, Any], sign_in_pages: SignInPages
 ) -> tuple[Interaction, dict[str, str]]:
     """The interaction and the form's fields, if the binding cookie and the CSRF token both match."""
-    interaction = await open_interaction(sign_in_pages, uid, request.cookies.get(BINDING_COOKIE))
+    session = request.cookies.get(session_cookie_name(sign_in_pages.settings))
+    interaction = await open_interaction(sign_in_pages, uid, request.cookies.get(BINDING_COOKIE), session)
     fields = await form_fields(request)
     if not same(fields.get("csrf", ""), interaction.csrf):
         raise ForbiddenError("the form's CSRF token does not match the interaction")
