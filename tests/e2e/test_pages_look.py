@@ -643,6 +643,35 @@ async def test_login_page_and_failed_login(
 
 
 @pytest.mark.browser
+async def test_a_consent_page_left_open_when_someone_else_signs_in_on_the_browser(
+    platform: Platform,
+    callback_server: CallbackServer,
+    device: tuple[str, Any],
+    lowest: dict,
+    lecturer: tuple[str, str],
+) -> None:
+    """Two tabs of one browser: the owner signs in on the first and leaves its consent
+    page open; a lecturer signs in on the second. The first, reloaded, asks to sign in
+    again and says why, showing neither the owner's consent nor the address typed."""
+    from playwright.async_api import expect
+
+    width, ctx = device
+    first, second = await ctx.new_page(), await ctx.new_page()
+    await _start(platform, callback_server, first, name=CLIENT_NAME)
+    await _start(platform, callback_server, second, name=CLIENT_NAME)  # both at the sign-in form
+    await _sign_in(first, platform.email, platform.password)
+    await expect(first.get_by_role("button", name="Allow")).to_be_visible()
+    await _sign_in(second, *lecturer)
+    await expect(second.get_by_role("button", name="Allow")).to_be_visible()
+    await first.reload()
+    await expect(first.get_by_role("alert")).to_contain_text("signed in again since this page opened")
+    await expect(first.get_by_label("Email")).to_have_value("")
+    await expect(first.get_by_role("button", name="Allow")).to_have_count(0)
+    await look(first, "login-signed-in-again", width, lowest)
+    await second.close()
+
+
+@pytest.mark.browser
 async def test_consent_page(
     platform: Platform, callback_server: CallbackServer, device: tuple[str, Any], lowest: dict
 ) -> None:
