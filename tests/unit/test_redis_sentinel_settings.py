@@ -4,13 +4,14 @@ real sentinels in tests/faults/test_redis_failover.py."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from courseschool.authz.settings import AuthzSettings
 from courseschool.common.redis import SentinelRedis, SentinelTarget, create_redis, parse_sentinels
-from courseschool.common.settings import SettingsError, load_settings
+from courseschool.common.settings import BaseSettings, SettingsError, load_settings
 from courseschool.discovery.settings import DiscoverySettings
-from courseschool.platform.run import PlatformSettings
+from courseschool.platform.run import PlatformSettings, redis_settings
 from courseschool.platform.run_settings import RUN_SETTINGS
 from courseschool.resource_api.settings import ResourceSettings
 
@@ -111,6 +112,16 @@ async def test_the_sentinels_are_asked_with_their_own_credentials_and_the_url_s_
         assert client.connection_pool.connection_kwargs["password"] == "master-pw"
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("env", [SENTINEL, ASKED, {"REDIS_URL": "redis://r/0"}], ids=["sentinels", "asked", "none"])
+def test_the_runner_gives_its_apps_every_redis_setting_as_set(env: dict[str, str]) -> None:
+    """`platform run` builds the three apps itself: each Redis setting reaches them."""
+    settings = load_settings(PlatformSettings, env)
+    given = redis_settings(settings, "redis://embedded:1/0")
+    assert set(given) == {f.name for f in msgspec.structs.fields(BaseSettings) if f.name.startswith("redis_")}
+    apps = load_settings(AuthzSettings, {}, **given)
+    assert apps.redis_sentinel == settings.redis_sentinel and apps.redis_url == "redis://embedded:1/0"
 
 
 async def test_sentinels_without_credentials_are_asked_in_plain_text() -> None:

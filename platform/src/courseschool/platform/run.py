@@ -188,12 +188,7 @@ def _serve(
     shared = {
         "base_url": settings.base_url,
         "database_url": database_url,
-        "redis_url": redis_url,
-        "redis_sentinel_master": settings.redis_sentinel_master or "",
-        "redis_sentinels": settings.redis_sentinels,
-        "redis_sentinel_username": settings.redis_sentinel_username or "",
-        "redis_sentinel_password": settings.redis_sentinel_password or "",
-        "redis_sentinel_tls": "true" if settings.redis_sentinel_tls else "false",
+        **redis_settings(settings, redis_url),
         "key_encryption_key": kek,
         "internal_token": internal_token,
         "log_level": settings.log_level,
@@ -209,6 +204,19 @@ def _serve(
     ensure_port_free(settings.host, settings.port)  # again: taken while we started?
     start.announce_ready(settings.host, settings.port)
     serve_app(partial(_worker_app, shared), host=settings.host, port=settings.port, stop_on_hangup=True)
+
+
+def redis_settings(settings: PlatformSettings, redis_url: str) -> dict[str, str]:
+    """What the apps `run` builds are given of Redis: its URL (the one set, or the embedded
+    server's) and every Sentinel setting as it was set."""
+    return {
+        "redis_url": redis_url,
+        "redis_sentinel_master": settings.redis_sentinel_master or "",
+        "redis_sentinels": settings.redis_sentinels,
+        "redis_sentinel_username": settings.redis_sentinel_username or "",
+        "redis_sentinel_password": settings.redis_sentinel_password or "",
+        "redis_sentinel_tls": "true" if settings.redis_sentinel_tls else "false",
+    }
 
 
 def _backing_servers(
