@@ -7,7 +7,7 @@ extend it."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import NamedTuple, cast
 
 import pytest
 
@@ -129,21 +129,36 @@ async def test_the_use_cases_themselves_refuse_an_ended_sign_in(flow: Flow) -> N
     assert await flow.count("authz_codes") == 0 and await flow.count("authz_app_access_requests") == 0
 
 
-async def test_a_decision_after_someone_else_signed_in_on_the_browser_grants_nothing(flow: Flow) -> None:
+class TwoSignIns(NamedTuple):
+    first: dict[str, str]  # signed in on the first form, its consent page shown
+    reg: dict[str, str]
+    verifier: str
+    one: str  # the first interaction
+    consent: str  # its consent page, as shown before the other sign-in
+    csrf: str
+
+
+async def _two_sign_ins_in_one_browser(flow: Flow) -> TwoSignIns:
     """Two sign-in forms open in one browser: one person signs in on the first and is
     shown its consent page, another then signs in on the second (the browser's session
-    cookie now theirs, the first person's session still live). An approval posted on the
-    first page would be recorded as made in the other person's sign-in: nothing is
-    granted."""
+    cookie now theirs, the first person's session still live)."""
     first, other = await flow.user("student"), await flow.user("student")
     reg = await flow.register()
-    _, challenge = pkce_pair()
+    verifier, challenge = pkce_pair()
     one = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
     two = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
     assert (await flow.login(one, first)).status_code == 303
     page, csrf = await flow.page(one)
     assert f'action="{one}/consent"' in page.text
     assert (await flow.login(two, other)).status_code == 303  # the cookie is now the other person's
+    return TwoSignIns(first, reg, verifier, one, page.text, csrf)
+
+
+async def test_a_decision_after_someone_else_signed_in_on_the_browser_grants_nothing(flow: Flow) -> None:
+    """An approval posted on the first page would be recorded as made in the other
+    person's sign-in: nothing is granted."""
+    signed = await _two_sign_ins_in_one_browser(flow)
+    one, csrf = signed.one, signed.csrf
     posted = await flow.client.post(f"{one}/consent", data={"csrf": csrf, "decision": "approve"})
     assert posted.status_code == 400 and "code=" not in posted.headers.get("location", "")
     assert await flow.count("authz_codes") == 0 and await flow.count("authz_grants") == 0
@@ -153,15 +168,9 @@ async def test_the_page_after_someone_else_signed_in_on_the_browser_asks_to_sign
     """The same two sign-ins: the first page, loaded again, shows neither the consent nor
     the first person (not even the address typed there): it asks to sign in, saying why.
     Signed in there again, the first person's approval is granted."""
-    first, other = await flow.user("student"), await flow.user("student")
-    reg = await flow.register()
-    verifier, challenge = pkce_pair()
-    one = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
-    two = (await flow.start(flow.authorize_params(reg, challenge))).headers["location"]
-    assert (await flow.login(one, first)).status_code == 303
-    consent, _ = await flow.page(one)
-    assert f'action="{one}/consent"' in consent.text and first["email"] in consent.text
-    assert (await flow.login(two, other)).status_code == 303
+    signed = await _two_sign_ins_in_one_browser(flow)
+    first, reg, verifier, one = signed.first, signed.reg, signed.verifier, signed.one
+    assert first["email"] in signed.consent
     again, csrf = await flow.page(one)
     assert SIGN_IN_FORM in again.text and f'action="{one}/consent"' not in again.text
     assert "signed in again since this page opened" in again.text
